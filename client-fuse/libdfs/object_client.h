@@ -1,0 +1,112 @@
+// ObjectClient: libdfs's object API. It computes placement itself from the cluster
+// map it keeps current, sends each request to the PG's primary, and retries through
+// map changes, primary failover and lost connections until the op's deadline. Mutating
+// requests carry a request id that the OSDs deduplicate, so a retry is never applied
+// twice. Owns one I/O thread; the awaitable API runs on it, the blocking API from any
+// other thread.
+#pragma once
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/map/map_subscriber.h"
+#include "common/proto/mon.pb.h"
+#include "common/proto/osd.pb.h"
+#include "common/rpc/messenger.h"
+
+namespace dfs::client {
+
+struct ClientOptions {
+  std::vector<std::string> mon_addrs;
+  std::string name = "admin";       // entity "client.<name>"
+  Duration op_timeout{60000};        // a whole operation, retries included
+  Duration attempt_timeout{20000};   // one request to one OSD
+  Duration connect_timeout{10000};   // first map from the monitors
+};
+
+struct ObjectStat {
+  uint64_t size = 0;
+  proto::Version version;
+};
+
+struct ObjectEntry {
+  std::string name;
+  uint64_t size = 0;
+};
+
+class ObjectClient {
+ public:
+  // Starts the I/O thread and waits for the first map.
+  // Errors: kUnavailable (no monitor answered within connect_timeout), kInvalidArgument.
+  static Result<std::unique_ptr<ObjectClient>> connect(ClientOptions options);
+  ~ObjectClient();
+
+  asio::any_io_executor executor() { return io_.get_executor(); }
+
+  // --- awaitable API (call on executor()) ---
+  // Writes `data` at `offset`, creating the object if needed.
+  // Errors: kNoSuchPool, kTimeout, kUnavailable, kNoSpace, kInvalidArgument.
+  awaitable<Result<proto::WriteReply>> write(std::string pool, std::string name, uint64_t offset,
+                                             std::string data);
+  // Replaces the whole object with `data`.
+  awaitable<Result<proto::WriteReply>> write_full(std::string pool, std::string name,
+                                                  std::string data);
+  awaitable<Result<proto::WriteReply>> truncate(std::string pool, std::string name, uint64_t size);
+  // Errors: as write; removing a missing object succeeds.
+  awaitable<Result<proto::WriteReply>> remove(std::string pool, std::string name);
+  // Reads [offset, offset+length); length 0 reads to the end. Errors: kNotFound, ...
+  awaitable<Result<std::string>> read(std::string pool, std::string name, uint64_t offset,
+                                      uint64_t length);
+  awaitable<Result<ObjectStat>> stat(std::string pool, std::string name);
+  // Every object of the pool, sorted by name.
+  awaitable<Result<std::vector<ObjectEntry>>> list(std::string pool);
+  // Reads the object from one specific OSD, bypassing the primary (replica comparison).
+  awaitable<Result<std::string>> read_from_osd(std::string pool, std::string name, int32_t osd);
+
+  // Monitor requests.
+  awaitable<Result<uint64_t>> mon_command(proto::MapCommand command);
+  awaitable<Result<proto::StatusReply>> mon_status();
+  awaitable<Result<proto::StatFsReply>> osd_statfs(int32_t osd);
+
+  // A copy of the current map (thread-safe).
+  ClusterMap map_snapshot();
+
+  // --- blocking API: runs `task` on the I/O thread and waits for it ---
+  template <class T>
+  T run(awaitable<T> task) {
+    return asio::co_spawn(io_, std::move(task), asio::use_future).get();
+  }
+
+ private:
+  explicit ObjectClient(ClientOptions options);
+  awaitable<Status> wait_for_map();
+  struct Target {
+    const proto::Pool* pool;
+    proto::ObjectLocator object;
+  };
+  Result<Target> target(const std::string& pool, const std::string& name) const;
+  awaitable<Result<proto::WriteReply>> mutate(std::string pool, std::string name,
+                                              proto::OpKind kind, uint64_t offset, std::string data);
+  // Sends one request to the PG's current primary, retrying retryable failures.
+  awaitable<Result<rpc::Frame>> to_primary(const std::string& pool, const std::string& name,
+                                           uint32_t method,
+                                           std::function<std::string(const Target&, uint64_t epoch)> body,
+                                           std::string data);
+  awaitable<Result<rpc::Frame>> to_pg_primary(uint32_t pool, uint32_t pg, uint32_t method,
+                                              std::string body);
+
+  ClientOptions options_;
+  std::string entity_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  rpc::Messenger messenger_;
+  MapSubscriber maps_;
+  uint64_t next_seq_ = 1;
+  std::thread thread_;
+};
+
+}  // namespace dfs::client

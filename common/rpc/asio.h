@@ -1,0 +1,75 @@
+// Asio aliases and the small coroutine helpers every tier uses: spawn_checked (a
+// detached coroutine whose escaping exception is a bug), and the awaitable tokens.
+#pragma once
+
+#include <boost/asio.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "common/status/status.h"
+
+namespace dfs {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using Duration = std::chrono::milliseconds;
+
+inline constexpr auto use_awaitable_tuple = asio::as_tuple(asio::use_awaitable);
+
+// Called when an exception escapes a detached coroutine: logs and aborts.
+[[noreturn]] void on_escaped_exception(std::exception_ptr e);
+
+// Runs `task` detached on `executor`. Expected failures are values; an exception
+// reaching the top of the coroutine is a bug and aborts the process.
+template <class Executor, class Awaitable>
+void spawn_checked(Executor executor, Awaitable task) {
+  asio::co_spawn(executor, std::move(task), [](std::exception_ptr e, auto&&...) {
+    if (e) on_escaped_exception(e);
+  });
+}
+
+// Runs the blocking `fn` (disk I/O, RocksDB, fsync) on `pool` and resumes the caller
+// on its own executor with fn's result. Result types must be default-constructible.
+template <class F>
+awaitable<std::invoke_result_t<F>> run_blocking(asio::thread_pool& pool, F fn) {
+  using R = std::invoke_result_t<F>;
+  // The function object is a parameter of the spawned coroutine, so it lives in that
+  // coroutine's frame for as long as it runs.
+  co_return co_await asio::co_spawn(
+      pool, [](F f) -> awaitable<R> { co_return f(); }(std::move(fn)), asio::use_awaitable);
+}
+
+// Runs every task concurrently on the caller's executor and returns their results in
+// order once all have finished.
+template <class T>
+awaitable<std::vector<T>> gather(std::vector<awaitable<T>> tasks) {
+  struct State {
+    explicit State(asio::any_io_executor ex, size_t n) : done(ex), results(n), remaining(n) {}
+    asio::steady_timer done;
+    std::vector<T> results;
+    size_t remaining;
+  };
+  auto executor = co_await asio::this_coro::executor;
+  auto state = std::make_shared<State>(executor, tasks.size());
+  state->done.expires_at(asio::steady_timer::time_point::max());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    spawn_checked(executor, [](std::shared_ptr<State> s, size_t index,
+                               awaitable<T> task) -> awaitable<void> {
+      s->results[index] = co_await std::move(task);
+      // An expired timer also releases a wait that starts after this point.
+      if (--s->remaining == 0) s->done.expires_at(asio::steady_timer::time_point::min());
+    }(state, i, std::move(tasks[i])));
+  }
+  while (state->remaining > 0) co_await state->done.async_wait(use_awaitable_tuple);
+  co_return std::move(state->results);
+}
+
+// Suspends the calling coroutine for `d`.
+awaitable<void> sleep_for(Duration d);
+
+}  // namespace dfs

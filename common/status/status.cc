@@ -1,0 +1,61 @@
+#include "common/status/status.h"
+
+namespace dfs {
+
+std::string_view error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk: return "ok";
+    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kInvalidArgument: return "invalid argument";
+    case ErrorCode::kNotFound: return "not found";
+    case ErrorCode::kAlreadyExists: return "already exists";
+    case ErrorCode::kTimeout: return "timed out";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kCancelled: return "cancelled";
+    case ErrorCode::kNoSpace: return "no space left";
+    case ErrorCode::kIoError: return "I/O error";
+    case ErrorCode::kCorruption: return "data corruption";
+    case ErrorCode::kPermissionDenied: return "permission denied";
+    case ErrorCode::kReadOnly: return "store is read-only after a failed sync";
+    case ErrorCode::kConnectionRefused: return "connection refused";
+    case ErrorCode::kProtocol: return "protocol error";
+    case ErrorCode::kAuthFailed: return "authentication failed";
+    case ErrorCode::kVersionMismatch: return "protocol version mismatch";
+    case ErrorCode::kUnknownMethod: return "unknown method";
+    case ErrorCode::kStaleEpoch: return "stale map epoch";
+    case ErrorCode::kNotPrimary: return "not the primary";
+    case ErrorCode::kNoSuchPool: return "no such pool";
+  }
+  return "unknown error code";
+}
+
+bool is_retryable(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kTimeout:
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kConnectionRefused:
+    case ErrorCode::kStaleEpoch:
+    case ErrorCode::kNotPrimary:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Error Error::with_context(std::string_view what) const& {
+  Error copy = *this;
+  return std::move(copy).with_context(what);
+}
+
+Error Error::with_context(std::string_view what) && {
+  context_ = context_.empty() ? std::string(what) : std::string(what) + ": " + context_;
+  return std::move(*this);
+}
+
+std::string Error::to_string() const {
+  std::string out(error_code_name(code_));
+  if (!context_.empty()) out += " (" + context_ + ")";
+  return out;
+}
+
+}  // namespace dfs

@@ -1,0 +1,150 @@
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "common/proto/rpc.pb.h"
+#include "common/rpc/messenger.h"
+#include "common/rpc/server.h"
+
+namespace dfs::rpc {
+namespace {
+
+constexpr uint32_t kEcho = 9000;
+constexpr uint32_t kFail = 9001;
+constexpr uint32_t kSlow = 9002;
+constexpr uint32_t kPushMe = 9003;
+
+// A server and a messenger on one io_context; tests drive it with run_until().
+struct Loopback {
+  asio::io_context io;
+  RpcServer server{io.get_executor(), ConnectionOptions{"test.server", make_none_authenticator()}};
+  std::vector<Frame> pushes;
+  Messenger messenger{io.get_executor(),
+                      MessengerOptions{ConnectionOptions{"test.client", make_none_authenticator()}},
+                      [this](ConnectionPtr, Frame f) { pushes.push_back(std::move(f)); }};
+  std::string address;
+
+  Loopback() {
+    server.handle(kEcho, [](ConnectionPtr, Frame f) -> awaitable<Result<Reply>> {
+      co_return Reply{f.body, f.data};
+    });
+    server.handle(kFail, [](ConnectionPtr, Frame) -> awaitable<Result<Reply>> {
+      co_return make_error(ErrorCode::kNoSpace, "disk full on purpose");
+    });
+    server.handle(kSlow, [](ConnectionPtr, Frame) -> awaitable<Result<Reply>> {
+      co_await sleep_for(Duration(300));
+      co_return Reply{};
+    });
+    server.handle(kPushMe, [](ConnectionPtr c, Frame f) -> awaitable<Result<Reply>> {
+      c->send(kPushMe, f.body);
+      co_return Reply{};
+    });
+    address = *server.listen("127.0.0.1:0");
+  }
+
+  template <class T>
+  T run(awaitable<T> task) {
+    auto future = asio::co_spawn(io, std::move(task), asio::use_future);
+    io.restart();
+    while (future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
+    return future.get();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("common/rpc: request and reply carry body and data") {
+  Loopback lb;
+  std::string data(3 << 20, 'd');
+  data[12345] = 'x';
+  auto reply = lb.run(lb.messenger.call(lb.address, kEcho, "body", data, Duration(5000)));
+  REQUIRE(reply);
+  CHECK(reply->body == "body");
+  CHECK(reply->data == data);
+}
+
+TEST_CASE("common/rpc: errors travel with code and message") {
+  Loopback lb;
+  auto reply = lb.run(lb.messenger.call(lb.address, kFail, "", "", Duration(5000)));
+  REQUIRE_FALSE(reply);
+  CHECK(reply.error().code() == ErrorCode::kNoSpace);
+  CHECK(reply.error().context() == "disk full on purpose");
+  auto unknown = lb.run(lb.messenger.call(lb.address, 4242, "", "", Duration(5000)));
+  CHECK(unknown.error().code() == ErrorCode::kUnknownMethod);
+}
+
+TEST_CASE("common/rpc: a deadline fails the call, not the connection") {
+  Loopback lb;
+  auto slow = lb.run(lb.messenger.call(lb.address, kSlow, "", "", Duration(50)));
+  REQUIRE_FALSE(slow);
+  CHECK(slow.error().code() == ErrorCode::kTimeout);
+  auto next = lb.run(lb.messenger.call(lb.address, kEcho, "again", "", Duration(5000)));
+  REQUIRE(next);
+  CHECK(next->body == "again");
+}
+
+TEST_CASE("common/rpc: many concurrent calls share one connection") {
+  Loopback lb;
+  auto all = lb.run([](Loopback* l) -> awaitable<bool> {
+    std::vector<awaitable<Result<Frame>>> calls;
+    for (int i = 0; i < 200; ++i) {
+      calls.push_back(l->messenger.call(l->address, kEcho, std::to_string(i), "", Duration(5000)));
+    }
+    auto results = co_await gather(std::move(calls));
+    for (int i = 0; i < 200; ++i) {
+      if (!results[i] || results[i]->body != std::to_string(i)) co_return false;
+    }
+    co_return true;
+  }(&lb));
+  CHECK(all);
+  CHECK(lb.server.connection_count() == 1);
+}
+
+TEST_CASE("common/rpc: refused connections are reported as such, then retried with backoff") {
+  asio::io_context io;
+  Messenger messenger(io.get_executor(),
+                      MessengerOptions{ConnectionOptions{"c", make_none_authenticator()}});
+  // Find a port nobody listens on.
+  tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::string address = "127.0.0.1:" + std::to_string(probe.local_endpoint().port());
+  probe.close();
+  auto future = asio::co_spawn(io, messenger.call(address, kEcho, "", "", Duration(1000)), asio::use_future);
+  io.run();
+  auto result = future.get();
+  REQUIRE_FALSE(result);
+  CHECK((result.error().code() == ErrorCode::kConnectionRefused ||
+         result.error().code() == ErrorCode::kUnavailable));
+}
+
+TEST_CASE("common/rpc: a bad frame closes only its own connection") {
+  Loopback lb;
+  REQUIRE(lb.run(lb.messenger.call(lb.address, kEcho, "x", "", Duration(5000))));
+  auto endpoint = *parse_endpoint(lb.address);
+  tcp::socket raw(lb.io);
+  raw.connect(endpoint);
+  std::string garbage(64, '\xAB');
+  asio::write(raw, asio::buffer(garbage));
+  // The server reads the garbage, closes the raw connection, and keeps serving ours.
+  auto reply = lb.run(lb.messenger.call(lb.address, kEcho, "still here", "", Duration(5000)));
+  REQUIRE(reply);
+  CHECK(reply->body == "still here");
+  lb.run([](tcp::socket* s) -> awaitable<bool> {
+    char byte;
+    auto [ec, n] = co_await s->async_read_some(asio::buffer(&byte, 1), use_awaitable_tuple);
+    co_return ec == asio::error::eof || ec == asio::error::connection_reset;
+  }(&raw));
+  CHECK(lb.server.connection_count() == 1);
+}
+
+TEST_CASE("common/rpc: servers push one-way frames to clients") {
+  Loopback lb;
+  REQUIRE(lb.run(lb.messenger.call(lb.address, kPushMe, "news", "", Duration(5000))));
+  lb.run([](Loopback* l) -> awaitable<int> {
+    for (int i = 0; i < 100 && l->pushes.empty(); ++i) co_await sleep_for(Duration(10));
+    co_return 0;
+  }(&lb));
+  REQUIRE(lb.pushes.size() == 1);
+  CHECK(lb.pushes[0].body == "news");
+}
+
+}  // namespace dfs::rpc

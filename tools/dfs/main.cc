@@ -1,0 +1,52 @@
+// dfs: the administration CLI (cluster status, OSDs, pools, objects).
+#include <spdlog/spdlog.h>
+
+#include "common/config/config.h"
+#include "common/log/log.h"
+#include "tools/dfs/cli_context.h"
+
+namespace dfs::cli {
+
+Result<std::unique_ptr<client::ObjectClient>> connect_client(const GlobalOptions& options) {
+  std::string path = resolve_config_path(options.conf);
+  auto config = Config::load_file(path);
+  if (!config) {
+    return unexpected(std::move(config).error().with_context(
+        "finding the cluster (use -c FILE or set DFS_CONF)"));
+  }
+  client::ClientOptions client_options;
+  client_options.mon_addrs = split_list(config->get_or("global", "mon_addrs", ""));
+  if (client_options.mon_addrs.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "no mon_addrs in [global] of " + path);
+  }
+  client_options.name = options.name;
+  client_options.op_timeout = Duration(options.timeout_s * 1000);
+  client_options.connect_timeout = Duration(std::min(options.timeout_s, 10) * 1000);
+  return client::ObjectClient::connect(client_options);
+}
+
+int report(const std::string& what, const Error& error) {
+  fmt::print(stderr, "dfs: {}: {}\n", what, error.to_string());
+  return error.code() == ErrorCode::kNotFound ? 2 : 1;
+}
+
+}  // namespace dfs::cli
+
+int main(int argc, char** argv) {
+  // Library chatter goes to stderr only when asked for.
+  spdlog::set_level(spdlog::level::warn);
+  CLI::App app{"dfs: administer a dfs cluster"};
+  app.require_subcommand(1);
+  dfs::cli::GlobalOptions global;
+  app.add_option("-c,--conf", global.conf, "cluster config (default $DFS_CONF, then /etc/dfs/dfs.conf)");
+  app.add_option("-n,--name", global.name, "client name to connect as")->capture_default_str();
+  app.add_option("--timeout", global.timeout_s, "seconds before an unreachable cluster is an error")
+      ->capture_default_str();
+  int exit_code = 0;
+  dfs::cli::add_status_commands(app, global, exit_code);
+  dfs::cli::add_osd_commands(app, global, exit_code);
+  dfs::cli::add_pool_commands(app, global, exit_code);
+  dfs::cli::add_obj_commands(app, global, exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}
