@@ -80,9 +80,12 @@ Result<uint64_t> replay_journal(rocksdb::DB& db, const std::string& objects_dir,
     // into a new file since: nothing of it can be visible.
     if (live_fids.count(record.fid) == 0) continue;
     Result<FileRef> file = files.open(record.fid);
-    if (!file) {
-      return std::move(file).error().with_context("while replaying the journal (data file lost)");
+    if (!file && file.error().code() == ErrorCode::kNotFound) {
+      // Not kNotFound: that would read as "no store here" to open_dir_store's caller.
+      return make_error(ErrorCode::kCorruption, "journal names a live data file that is missing: " +
+                                                    files.path_of(record.fid));
     }
+    if (!file) return std::move(file).error().with_context("while replaying the journal");
     DFS_TRY_STATUS(apply_file_ops((*file)->fd(), record.start_size, record.ops));
     touched.emplace(record.fid, *file);
   }

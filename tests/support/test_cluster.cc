@@ -1,0 +1,356 @@
+#include "tests/support/test_cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/process.h"
+
+namespace dfs::test {
+namespace {
+
+using std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// Binds a loopback socket to port 0 and returns the socket and its port; the caller
+// closes the sockets once every port is picked, so that no port is picked twice.
+std::pair<int, uint16_t> reserve_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("reserving a loopback port");
+    std::abort();
+  }
+  return {fd, ntohs(addr.sin_port)};
+}
+
+// True once something accepts TCP connections at 127.0.0.1:port.
+bool accepts_connections(const std::string& address) {
+  auto colon = address.rfind(':');
+  int port = std::stoi(address.substr(colon + 1));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string make_temp_dir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/dfs-it-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    std::perror("mkdtemp");
+    std::abort();
+  }
+  return tmpl;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string tail(const std::string& text, size_t count) {
+  auto lines = lines_of(text);
+  std::string out;
+  for (size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i) {
+    out += "    " + lines[i] + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* mon_binary() { return DFS_MON_BIN; }
+const char* osd_binary() { return DFS_OSD_BIN; }
+const char* cli_binary() { return DFS_CLI_BIN; }
+
+TestCluster::TestCluster(ClusterOptions options)
+    : options_(std::move(options)), dir_(make_temp_dir()), conf_path_(dir_ + "/dfs.conf") {
+  std::vector<int> held;
+  auto pick = [&held] {
+    auto [fd, port] = reserve_port();
+    held.push_back(fd);
+    return "127.0.0.1:" + std::to_string(port);
+  };
+  Daemon mon{"mon.a", {mon_binary(), "-c", conf_path_, "-i", "a"}, pick()};
+  daemons_.emplace(mon.name, mon);
+  for (int id = 0; id < options_.osds; ++id) {
+    Daemon osd{osd_name(id), {osd_binary(), "-c", conf_path_, "-i", std::to_string(id)}, pick()};
+    daemons_.emplace(osd.name, osd);
+  }
+  for (int fd : held) ::close(fd);
+  write_conf();
+}
+
+TestCluster::~TestCluster() {
+  admin_.reset();
+  bool failing = std::uncaught_exceptions() > 0;
+  for (auto& [name, d] : daemons_) {
+    if (d.pid < 0) continue;
+    ::kill(d.pid, SIGKILL);
+    auto status = wait_for_exit(d.pid, milliseconds(10000));
+    if (!status) std::fprintf(stderr, "TestCluster: %s (pid %d) did not die\n", name.c_str(), d.pid);
+    d.pid = -1;
+  }
+  if (failing) dump_logs_for_failure();
+  if (std::getenv("DFS_KEEP_TEST_DIR")) {
+    std::fprintf(stderr, "TestCluster: kept %s\n", dir_.c_str());
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void TestCluster::write_conf() {
+  std::ofstream out(conf_path_);
+  out << "# Written by dfs::test::TestCluster\n"
+      << "[global]\n"
+      << "fsid = " << std::filesystem::path(dir_).filename().string() << "\n"
+      << "mon_addrs = " << mon_addr() << "\n"
+      << "log_level = " << options_.log_level << "\n\n"
+      << "[mon.a]\n"
+      << "addr = " << mon_addr() << "\n"
+      << "data = " << dir_ << "/mon.a\n"
+      << "log_file = " << dir_ << "/mon.a.log\n"
+      << "osd_heartbeat_grace = " << options_.osd_heartbeat_grace_s << "\n"
+      << "mon_osd_min_down_reporters = " << options_.mon_osd_min_down_reporters << "\n";
+  for (int id = 0; id < options_.osds; ++id) {
+    std::string name = osd_name(id);
+    out << "\n[" << name << "]\n"
+        << "addr = " << osd_addr(id) << "\n"
+        << "host = host" << id << "\n"
+        << "weight = 1.0\n"
+        << "data = " << dir_ << "/" << name << "\n"
+        << "log_file = " << dir_ << "/" << name << ".log\n";
+  }
+}
+
+TestCluster::Daemon& TestCluster::daemon(const std::string& name) {
+  auto it = daemons_.find(name);
+  if (it == daemons_.end()) {
+    std::fprintf(stderr, "TestCluster: no daemon named %s\n", name.c_str());
+    std::abort();  // a typo in a test
+  }
+  return it->second;
+}
+
+std::vector<std::string> TestCluster::daemon_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, d] : daemons_) names.push_back(name);
+  return names;
+}
+
+Status TestCluster::mkfs(Daemon& d) {
+  auto argv = d.argv;
+  argv.push_back("--mkfs");
+  auto result = run_command(argv, dir_, milliseconds(60000));
+  if (!result) return unexpected(std::move(result).error());
+  if (result->exit_code != 0) {
+    return make_error(ErrorCode::kInternal, d.name + " --mkfs failed: " + result->describe());
+  }
+  return ok_status();
+}
+
+Status TestCluster::boot(Duration timeout) {
+  for (auto& [name, d] : daemons_) DFS_TRY_STATUS(mkfs(d));
+  DFS_TRY_STATUS(start("mon.a"));
+  for (int id = 0; id < options_.osds; ++id) DFS_TRY_STATUS(start(osd_name(id)));
+  return wait_osds_up(options_.osds, timeout);
+}
+
+Status TestCluster::start(const std::string& name) {
+  Daemon& d = daemon(name);
+  if (is_running(name)) return make_error(ErrorCode::kInvalidArgument, name + " is running");
+  std::string out = dir_ + "/" + name + ".out";
+  pid_t pid = DFS_TRY(spawn_process({d.argv, out, out, true}));
+  d.pid = pid;
+  d.killed_by_test = false;
+  // Ready once it listens; a daemon that dies on start is reported here.
+  auto deadline = SteadyClock::now() + milliseconds(15000);
+  while (!accepts_connections(d.addr)) {
+    if (!is_running(name)) {
+      return make_error(ErrorCode::kInternal, name + " " + d.last_exit + " on start; output:\n" +
+                                                  read_file(out) + "log:\n" + tail(log_of(name), 20));
+    }
+    if (SteadyClock::now() > deadline) {
+      return make_error(ErrorCode::kTimeout, name + " does not listen on " + d.addr);
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return ok_status();
+}
+
+Status TestCluster::kill(const std::string& name, int signal) {
+  Daemon& d = daemon(name);
+  if (!is_running(name)) return make_error(ErrorCode::kNotFound, name + " is not running");
+  ::kill(d.pid, signal);
+  if (signal != SIGKILL && signal != SIGTERM && signal != SIGINT) return ok_status();
+  auto status = wait_for_exit(d.pid, milliseconds(10000));
+  if (!status) {
+    ::kill(d.pid, SIGKILL);
+    status = wait_for_exit(d.pid, milliseconds(10000));
+  }
+  d.last_exit = status ? describe_wait_status(*status) : "did not die";
+  d.pid = -1;
+  d.killed_by_test = true;
+  return ok_status();
+}
+
+bool TestCluster::is_running(const std::string& name) {
+  Daemon& d = daemon(name);
+  if (d.pid < 0) return false;
+  int status = 0;
+  if (::waitpid(d.pid, &status, WNOHANG) == d.pid) {
+    d.last_exit = describe_wait_status(status);
+    d.pid = -1;
+    return false;
+  }
+  return true;
+}
+
+std::string TestCluster::exit_status_of(const std::string& name) const {
+  return daemons_.at(name).last_exit;
+}
+
+Result<client::ObjectClient*> TestCluster::admin() {
+  if (!admin_) {
+    admin_ = DFS_TRY(client());
+  }
+  return admin_.get();
+}
+
+Result<std::unique_ptr<client::ObjectClient>> TestCluster::client(Duration op_timeout) {
+  client::ClientOptions options;
+  options.mon_addrs = {mon_addr()};
+  options.name = "test";
+  options.op_timeout = op_timeout;
+  options.attempt_timeout = std::min(op_timeout, Duration(20000));
+  options.connect_timeout = Duration(15000);
+  return client::ObjectClient::connect(options);
+}
+
+Status TestCluster::wait_osds_up(int n, Duration timeout) {
+  client::ObjectClient* c = DFS_TRY(admin());
+  auto deadline = SteadyClock::now() + timeout;
+  std::string last;
+  for (;;) {
+    ClusterMap map = c->map_snapshot();
+    std::vector<int32_t> up;
+    for (const auto& osd : map.proto().osds()) {
+      if (osd.up()) up.push_back(osd.id());
+    }
+    last = "map epoch " + std::to_string(map.epoch()) + " has " + std::to_string(up.size()) +
+           " OSDs up";
+    if (static_cast<int>(up.size()) >= n) {
+      bool all_answer = true;
+      for (int32_t id : up) {
+        auto df = c->run(c->osd_statfs(id));
+        if (!df) {
+          all_answer = false;
+          last += "; osd." + std::to_string(id) + " does not answer: " + df.error().to_string();
+          break;
+        }
+      }
+      if (all_answer) return ok_status();
+    }
+    if (SteadyClock::now() > deadline) {
+      return make_error(ErrorCode::kTimeout, "waiting for " + std::to_string(n) + " OSDs up: " + last);
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+}
+
+Status TestCluster::wait_osd_down(int id, Duration timeout) {
+  client::ObjectClient* c = DFS_TRY(admin());
+  auto deadline = SteadyClock::now() + timeout;
+  while (c->map_snapshot().is_up(id)) {
+    if (SteadyClock::now() > deadline) {
+      return make_error(ErrorCode::kTimeout, "osd." + std::to_string(id) + " still up after " +
+                                                 std::to_string(timeout.count()) + " ms");
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return ok_status();
+}
+
+Status TestCluster::create_pool(const std::string& name, uint32_t size, uint32_t min_size,
+                                uint32_t pg_num) {
+  client::ObjectClient* c = DFS_TRY(admin());
+  proto::MapCommand command;
+  auto* create = command.mutable_create_pool();
+  create->set_name(name);
+  create->set_size(size);
+  create->set_min_size(min_size);
+  create->set_pg_num(pg_num);
+  auto epoch = c->run(c->mon_command(command));
+  if (!epoch) return unexpected(std::move(epoch).error().with_context("creating pool " + name));
+  return ok_status();
+}
+
+std::string TestCluster::log_of(const std::string& name) const {
+  return read_file(dir_ + "/" + name + ".log");
+}
+
+std::vector<std::string> TestCluster::bad_log_lines(const std::string& name) {
+  std::vector<std::string> bad;
+  for (auto& line : lines_of(log_of(name))) {
+    if (line.find(" critical ") != std::string::npos || line.find("bug:") != std::string::npos) {
+      bad.push_back(line);
+    }
+  }
+  // The daemon's own stdout/stderr: allocator aborts and sanitizer reports land there.
+  for (auto& line : lines_of(read_file(dir_ + "/" + name + ".out"))) {
+    if (line.find("AddressSanitizer") != std::string::npos ||
+        line.find("runtime error:") != std::string::npos ||
+        line.find("double free") != std::string::npos ||
+        line.find("terminate called") != std::string::npos) {
+      bad.push_back(line);
+    }
+  }
+  return bad;
+}
+
+Status TestCluster::check_healthy() {
+  std::string problems;
+  for (auto& [name, d] : daemons_) {
+    if (!d.killed_by_test && !is_running(name)) {
+      problems += name + " died: " + d.last_exit + "\n" + tail(log_of(name), 10) +
+                  tail(read_file(dir_ + "/" + name + ".out"), 10);
+    }
+    for (const auto& line : bad_log_lines(name)) problems += name + ": " + line + "\n";
+  }
+  if (problems.empty()) return ok_status();
+  return make_error(ErrorCode::kInternal, "cluster in " + dir_ + " unhealthy:\n" + problems);
+}
+
+void TestCluster::dump_logs_for_failure() {
+  std::fprintf(stderr, "TestCluster: test failed; cluster directory %s%s\n", dir_.c_str(),
+               std::getenv("DFS_KEEP_TEST_DIR") ? "" : " (set DFS_KEEP_TEST_DIR=1 to keep it)");
+  for (const auto& [name, d] : daemons_) {
+    std::fprintf(stderr, "--- last lines of %s.log ---\n%s", name.c_str(),
+                 tail(log_of(name), 15).c_str());
+  }
+}
+
+}  // namespace dfs::test
