@@ -62,6 +62,22 @@ Status ClusterMap::apply(const proto::MapCommand& command) {
       placement_changed = false;
       break;
     }
+    case proto::MapCommand::kBootMds:
+      status = apply_boot_mds(command.boot_mds());
+      placement_changed = false;
+      break;
+    case proto::MapCommand::kMarkMdsDown: {
+      auto* mds = map_.mutable_mds();
+      auto it = std::find_if(mds->begin(), mds->end(), [&](const proto::MdsInfo& m) {
+        return m.name() == command.mark_mds_down().name();
+      });
+      if (it == mds->end()) {
+        return make_error(ErrorCode::kNotFound, command.mark_mds_down().name());
+      }
+      it->set_up(false);
+      placement_changed = false;
+      break;
+    }
     case proto::MapCommand::COMMAND_NOT_SET:
       return make_error(ErrorCode::kInvalidArgument, "empty map command");
   }
@@ -92,6 +108,29 @@ Status ClusterMap::apply_boot(const proto::BootOsd& boot) {
   osd->set_host(boot.host());
   osd->set_up(true);
   osd->set_up_from(map_.epoch() + 1);
+  osd->set_instance(boot.instance());
+  return ok_status();
+}
+
+Status ClusterMap::apply_boot_mds(const proto::BootMds& boot) {
+  if (boot.name().empty() || boot.addr().empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "mds boot needs a name and an address");
+  }
+  proto::MdsInfo* mds = nullptr;
+  for (auto& m : *map_.mutable_mds()) {
+    if (m.name() == boot.name()) mds = &m;
+  }
+  if (!mds) {
+    mds = map_.add_mds();
+    mds->set_name(boot.name());
+  }
+  mds->set_addr(boot.addr());
+  mds->set_rank(boot.rank());
+  mds->set_up(true);
+  mds->set_instance(boot.instance());
+  mds->set_up_from(map_.epoch() + 1);
+  std::sort(map_.mutable_mds()->begin(), map_.mutable_mds()->end(),
+            [](const proto::MdsInfo& a, const proto::MdsInfo& b) { return a.name() < b.name(); });
   return ok_status();
 }
 
@@ -138,6 +177,20 @@ proto::OsdInfo* ClusterMap::mutable_osd(int32_t id) {
 const proto::OsdInfo* ClusterMap::osd(int32_t id) const {
   for (const auto& osd : map_.osds()) {
     if (osd.id() == id) return &osd;
+  }
+  return nullptr;
+}
+
+const proto::MdsInfo* ClusterMap::mds(std::string_view name) const {
+  for (const auto& m : map_.mds()) {
+    if (m.name() == name) return &m;
+  }
+  return nullptr;
+}
+
+const proto::MdsInfo* ClusterMap::mds_for_rank(uint32_t rank) const {
+  for (const auto& m : map_.mds()) {
+    if (m.up() && m.rank() == rank) return &m;
   }
   return nullptr;
 }

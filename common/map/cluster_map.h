@@ -30,6 +30,9 @@ class ClusterMap {
   Status apply_incremental(const proto::MapIncremental& incremental);
 
   const proto::OsdInfo* osd(int32_t id) const;
+  const proto::MdsInfo* mds(std::string_view name) const;
+  // The up MDS serving `rank`, if any.
+  const proto::MdsInfo* mds_for_rank(uint32_t rank) const;
   const proto::Pool* pool(int32_t id) const;
   const proto::Pool* pool_by_name(std::string_view name) const;
 
@@ -47,6 +50,7 @@ class ClusterMap {
   void rebuild_crush();
   Status apply_boot(const proto::BootOsd& boot);
   Status apply_create_pool(const proto::CreatePool& create);
+  Status apply_boot_mds(const proto::BootMds& boot);
   proto::OsdInfo* mutable_osd(int32_t id);
 
   proto::ClusterMap map_;

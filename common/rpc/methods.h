@@ -22,6 +22,28 @@ enum Method : uint32_t {
   kOsdList = 203,
   kOsdRepWrite = 204,
   kOsdStatFs = 205,
+
+  kMdsSession = 300,
+  kMdsLookup = 301,
+  kMdsGetAttr = 302,
+  kMdsSetAttr = 303,
+  kMdsMknod = 304,      // regular files, directories, fifos, sockets, devices
+  kMdsSymlink = 305,
+  kMdsLink = 306,
+  kMdsUnlink = 307,     // unlink and rmdir
+  kMdsRename = 308,
+  kMdsReaddir = 309,
+  kMdsGetXattr = 310,
+  kMdsSetXattr = 311,
+  kMdsListXattr = 312,
+  kMdsRemoveXattr = 313,
+  kMdsOpen = 314,
+  kMdsRelease = 315,
+  kMdsWriteInline = 316,
+  kMdsCommitWrite = 317,  // size/mtime after object writes
+  kMdsUninline = 318,
+  kMdsStatFs = 319,
+  kMdsReadlink = 320,
 };
 
 }  // namespace dfs::rpc

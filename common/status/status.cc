@@ -25,6 +25,19 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kStaleEpoch: return "stale map epoch";
     case ErrorCode::kNotPrimary: return "not the primary";
     case ErrorCode::kNoSuchPool: return "no such pool";
+    case ErrorCode::kNotDirectory: return "not a directory";
+    case ErrorCode::kIsDirectory: return "is a directory";
+    case ErrorCode::kNotEmpty: return "directory not empty";
+    case ErrorCode::kNameTooLong: return "name too long";
+    case ErrorCode::kCrossDevice: return "cross-device link";
+    case ErrorCode::kNoAttribute: return "no such attribute";
+    case ErrorCode::kRange: return "result out of range";
+    case ErrorCode::kTooManyLinks: return "too many links";
+    case ErrorCode::kNotSupported: return "operation not supported";
+    case ErrorCode::kFileTooBig: return "file too big";
+    case ErrorCode::kStale: return "stale file handle";
+    case ErrorCode::kNotPermitted: return "operation not permitted";
+    case ErrorCode::kBusy: return "resource busy";
   }
   return "unknown error code";
 }

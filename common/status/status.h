@@ -36,6 +36,20 @@ enum class ErrorCode : int32_t {
   kStaleEpoch = 200,  // sender's map is older than needed; refetch and retry
   kNotPrimary = 201,  // this OSD is not the primary of the PG in its map
   kNoSuchPool = 202,
+  // 300..399: file system semantics (mapped to errno once, in client-fuse/fuse)
+  kNotDirectory = 300,   // ENOTDIR
+  kIsDirectory = 301,    // EISDIR
+  kNotEmpty = 302,       // ENOTEMPTY
+  kNameTooLong = 303,    // ENAMETOOLONG
+  kCrossDevice = 304,    // EXDEV
+  kNoAttribute = 305,    // ENODATA: no such xattr
+  kRange = 306,          // ERANGE: value does not fit the caller's buffer
+  kTooManyLinks = 307,   // EMLINK
+  kNotSupported = 308,   // EOPNOTSUPP
+  kFileTooBig = 309,     // EFBIG
+  kStale = 310,          // ESTALE: the inode no longer exists
+  kNotPermitted = 311,   // EPERM (EACCES is kPermissionDenied)
+  kBusy = 312,           // EBUSY
 };
 
 std::string_view error_code_name(ErrorCode code);

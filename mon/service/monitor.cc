@@ -86,12 +86,22 @@ awaitable<Result<rpc::Reply>> Monitor::on_subscribe(rpc::ConnectionPtr conn, rpc
 awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::CommandRequest>(frame.body));
   const auto& command = request.command();
-  // A boot of an OSD that is already up at the same address changes nothing.
+  // A resent boot (same process instance, already up there) changes nothing; a
+  // restarted OSD gets a new epoch so peers see its new up_from.
   if (command.has_boot_osd()) {
     const auto* osd = map_.osd(command.boot_osd().id());
     failures_.reset(command.boot_osd().id(), std::chrono::steady_clock::now());
-    if (osd && osd->up() && osd->addr() == command.boot_osd().addr() &&
-        osd->host() == command.boot_osd().host()) {
+    if (osd && osd->up() && osd->instance() == command.boot_osd().instance() &&
+        osd->addr() == command.boot_osd().addr() && osd->host() == command.boot_osd().host()) {
+      proto::CommandReply reply;
+      reply.set_epoch(map_.epoch());
+      co_return rpc::make_reply(reply);
+    }
+  }
+  if (command.has_boot_mds()) {
+    const auto* mds = map_.mds(command.boot_mds().name());
+    if (mds && mds->up() && mds->instance() == command.boot_mds().instance() &&
+        mds->addr() == command.boot_mds().addr()) {
       proto::CommandReply reply;
       reply.set_epoch(map_.epoch());
       co_return rpc::make_reply(reply);

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <random>
+
 #include "common/proto/mon.pb.h"
 #include "common/rpc/methods.h"
 
@@ -22,7 +24,8 @@ OsdService::OsdService(asio::any_io_executor executor, OsdOptions options,
                  rpc::MessengerOptions{rpc::ConnectionOptions{entity_, rpc::make_none_authenticator()}},
                  [this](rpc::ConnectionPtr, rpc::Frame frame) { maps_.on_push(frame); }),
       maps_(executor, messenger_, options_.mon_addrs),
-      server_(executor, rpc::ConnectionOptions{entity_, rpc::make_none_authenticator()}) {}
+      server_(executor, rpc::ConnectionOptions{entity_, rpc::make_none_authenticator()}),
+      instance_((uint64_t(std::random_device{}()) << 32) | std::random_device{}()) {}
 
 OsdService::~OsdService() {
   server_.stop();
@@ -57,6 +60,7 @@ awaitable<void> OsdService::boot_loop() {
   boot->set_addr(address_);
   boot->set_host(options_.host);
   boot->set_weight(options_.weight);
+  boot->set_instance(instance_);
   for (;;) {
     auto reply = co_await maps_.call_mon(rpc::kMonCommand, request.SerializeAsString(), Duration(5000));
     if (reply) {

@@ -87,6 +87,7 @@ class OsdService {
   std::map<PgKey, std::unique_ptr<PgState>> pgs_;
   KeyLocks locks_;
   bool booting_ = false;
+  uint64_t instance_;  // this process's boot nonce
 };
 
 // The store key of a located object.
