@@ -83,13 +83,13 @@ TEST_CASE_TEMPLATE("osd/store: random transactions match a model", T, MemoryBack
   T b;
   Model model;
   uint32_t stamp = 0;
-  for (int round = 0; round < 120; ++round) {
+  for (int round = 0; round < 80; ++round) {
     Transaction t;
     int ops = 1 + static_cast<int>(rng() % 4);
     for (int i = 0; i < ops; ++i) random_op(rng, model, t, stamp);
     apply_ok(*b.store, std::move(t));
     check_matches(*b.store, model);
-    if (round % 40 == 39) {
+    if (round % 30 == 29) {
       b.reopen();
       check_matches(*b.store, model);
     }
@@ -101,7 +101,7 @@ TEST_CASE_TEMPLATE("osd/store: concurrent appliers and readers", T, MemoryBacken
   T b;
   ObjectStore& s = *b.store;
   constexpr int kThreads = 4;
-  constexpr int kRounds = 40;
+  constexpr int kRounds = 25;
   constexpr uint64_t kSlot = 3000;  // each (thread, round) owns a slot of "shared"
   std::atomic<bool> done{false};
   std::atomic<int> reader_errors{0};
