@@ -109,6 +109,10 @@ Status DirStore::prepare_one(ObjectWork& w) {
   if (plan.mode == WriteMode::kFresh || plan.mode == WriteMode::kDirect) {
     DFS_TRY_STATUS(apply_file_ops(w.target->fd(), plan.start_size, plan.ops));
     DFS_TRY_STATUS(sync_file(w.target));
+    // The bytes are durable; keeping them cached would make every replica's copy of a
+    // large write compete for page-cache memory (the OSD's own cache is not the
+    // client's read cache). Advisory: a failure changes nothing.
+    ignore_error(drop_cached_pages(w.target->fd(), plan.ops), "advisory only");
   }
   // That sync also covers the earlier journaled writes to the file (they ran under
   // this object's lock), so their records can go. A dropped file's records are moot.

@@ -1,5 +1,7 @@
 #include "osd/store/file_op.h"
 
+#include <fcntl.h>
+
 #include "osd/store/posix_io.h"
 
 namespace dfs::osd {
@@ -23,6 +25,16 @@ uint64_t write_bytes(std::span<const FileOp> ops) {
     if (op.kind == FileOp::Kind::kWrite) total += op.data.size();
   }
   return total;
+}
+
+Status drop_cached_pages(int fd, std::span<const FileOp> ops) {
+  for (const FileOp& op : ops) {
+    if (op.kind != FileOp::Kind::kWrite || op.data.empty()) continue;
+    int rc = ::posix_fadvise(fd, static_cast<off_t>(op.offset), static_cast<off_t>(op.data.size()),
+                             POSIX_FADV_DONTNEED);
+    if (rc != 0) return make_error(ErrorCode::kIoError, "posix_fadvise failed");
+  }
+  return ok_status();
 }
 
 }  // namespace dfs::osd

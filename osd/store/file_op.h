@@ -23,6 +23,10 @@ struct FileOp {
 // file. Errors: kNoSpace, kIoError.
 Status apply_file_ops(int fd, uint64_t start_size, std::span<const FileOp> ops);
 
+// Tells the kernel the written ranges need not stay cached (after they were synced).
+// Errors: kIoError (advisory; callers may ignore it).
+Status drop_cached_pages(int fd, std::span<const FileOp> ops);
+
 // Sum of the kWrite payloads.
 uint64_t write_bytes(std::span<const FileOp> ops);
 

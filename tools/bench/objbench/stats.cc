@@ -11,7 +11,8 @@ double percentile(std::vector<double> samples, double p) {
   if (samples.empty()) return 0;
   // Nearest rank: ceil(p/100 * n), 1-based, clamped into [1, n].
   double rank = std::ceil(p / 100.0 * static_cast<double>(samples.size()));
-  size_t index = static_cast<size_t>(std::clamp(rank, 1.0, static_cast<double>(samples.size()))) - 1;
+  size_t index =
+      static_cast<size_t>(std::clamp(rank, 1.0, static_cast<double>(samples.size()))) - 1;
   std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(index),
                    samples.end());
   return samples[index];
