@@ -109,8 +109,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
                                   const std::string& scratch_dir,
                                   std::chrono::milliseconds timeout) {
   static std::atomic<int> counter{0};
-  std::string base = scratch_dir + "/cmd-" + std::to_string(::getpid()) + "-" +
-                     std::to_string(counter++);
+  std::string base =
+      scratch_dir + "/cmd-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   SpawnOptions options{argv, base + ".out", base + ".err", true};
   auto start = std::chrono::steady_clock::now();
   pid_t pid = DFS_TRY(spawn_process(options));

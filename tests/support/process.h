@@ -35,10 +35,10 @@ std::string describe_wait_status(int status);
 std::optional<int> wait_for_exit(pid_t pid, std::chrono::milliseconds timeout);
 
 struct CommandResult {
-  int exit_code = -1;      // -1 when killed by a signal or timed out
+  int exit_code = -1;  // -1 when killed by a signal or timed out
   bool timed_out = false;
-  std::string out;         // what it wrote to stdout
-  std::string err;         // what it wrote to stderr
+  std::string out;  // what it wrote to stdout
+  std::string err;  // what it wrote to stderr
   std::chrono::milliseconds elapsed{0};
   std::string describe() const;  // all of the above, for failure messages
 };

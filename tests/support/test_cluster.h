@@ -24,7 +24,7 @@ struct ClusterOptions {
   // Short failure detection, so degraded tests run in seconds.
   double osd_heartbeat_grace_s = 6;
   int mon_osd_min_down_reporters = 2;
-  std::string log_level = "info";
+  std::string log_level = "info";  // $DFS_TEST_LOG_LEVEL overrides it
 };
 
 // Paths of the binaries under test (from the build).
@@ -48,8 +48,11 @@ class TestCluster {
   // for it to end (SIGTERM: up to 10 s, then SIGKILL) and reap it.
   // Errors: kNotFound (unknown or not running).
   Status kill(const std::string& name, int signal = SIGKILL);
-  // Starts a stopped daemon with its existing store. Errors: kInvalidArgument (it runs).
+  // Starts a stopped daemon with its existing store and waits until it listens.
+  // Errors: kInvalidArgument (it runs), kInternal (it died), kTimeout.
   Status start(const std::string& name);
+  // Starts several daemons at once (as after a power cut), then waits for each.
+  Status start(const std::vector<std::string>& names);
   // Reaps the daemon if it ended; false then (its fate is in exit_status_of()).
   bool is_running(const std::string& name);
   std::string exit_status_of(const std::string& name) const;
@@ -90,12 +93,14 @@ class TestCluster {
     std::string name;
     std::vector<std::string> argv;  // without --mkfs
     std::string addr;
-    pid_t pid = -1;                 // -1: not running
-    std::string last_exit;          // how it last ended
+    pid_t pid = -1;         // -1: not running
+    std::string last_exit;  // how it last ended
     bool killed_by_test = false;
   };
 
   Status mkfs(Daemon& daemon);
+  Status spawn(Daemon& daemon);
+  Status wait_listening(Daemon& daemon);
   void write_conf();
   void dump_logs_for_failure();
   Daemon& daemon(const std::string& name);
@@ -110,15 +115,15 @@ class TestCluster {
 }  // namespace dfs::test
 
 // doctest helpers: a Result/Status that must be ok, with its error in the message.
-#define DFS_REQUIRE_OK(expr)                                                         \
-  do {                                                                               \
-    const auto& dfs_require_ok_ = (expr);                                            \
-    REQUIRE_MESSAGE(dfs_require_ok_.has_value(),                                     \
+#define DFS_REQUIRE_OK(expr)                                                                  \
+  do {                                                                                        \
+    const auto& dfs_require_ok_ = (expr);                                                     \
+    REQUIRE_MESSAGE(dfs_require_ok_.has_value(),                                              \
                     (dfs_require_ok_ ? std::string() : dfs_require_ok_.error().to_string())); \
   } while (0)
-#define DFS_CHECK_OK(expr)                                                           \
-  do {                                                                               \
-    const auto& dfs_check_ok_ = (expr);                                              \
-    CHECK_MESSAGE(dfs_check_ok_.has_value(),                                         \
+#define DFS_CHECK_OK(expr)                                                              \
+  do {                                                                                  \
+    const auto& dfs_check_ok_ = (expr);                                                 \
+    CHECK_MESSAGE(dfs_check_ok_.has_value(),                                            \
                   (dfs_check_ok_ ? std::string() : dfs_check_ok_.error().to_string())); \
   } while (0)

@@ -1,0 +1,238 @@
+// Integration tests of the object tier through the real path: dfs-mon and three
+// dfs-osd processes on loopback, stores on disk, libdfs's ObjectClient as the client.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include "tests/support/background_writers.h"
+#include "tests/support/object_checks.h"
+#include "tests/support/test_cluster.h"
+#include "tests/support/test_data.h"
+
+namespace dfs::test {
+namespace {
+
+constexpr size_t kMiB = 1 << 20;
+constexpr size_t kKiB = 1 << 10;
+
+// Names of several shapes: plain, with slashes, with spaces and UTF-8, and long.
+std::string object_name(size_t i) {
+  switch (i % 10) {
+    case 3:
+      return "dir/sub/obj-" + std::to_string(i);
+    case 6:
+      return "spaces and ünïcödé " + std::to_string(i);
+    case 9:
+      return "long-" + std::string(200, 'x') + "-" + std::to_string(i);
+    default:
+      return "obj-" + std::to_string(i);
+  }
+}
+
+// 0 B, 8 MiB and the sizes around store block and journal boundaries first; then most
+// objects small and a few large, each range log-distributed.
+std::vector<size_t> object_sizes(size_t count, uint64_t seed) {
+  std::vector<size_t> sizes = {0,    8 * kMiB,      1,           4095,          4096,
+                               4097, 64 * kKiB - 1, 64 * kKiB,   64 * kKiB + 1, kMiB - 1,
+                               kMiB, kMiB + 1,      8 * kMiB - 1};
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto log_uniform = [&](double lo, double hi) {
+    return static_cast<size_t>(std::exp(std::log(lo) + unit(rng) * (std::log(hi) - std::log(lo))));
+  };
+  while (sizes.size() < count) {
+    double tier = unit(rng);
+    if (tier < 0.85) {
+      sizes.push_back(log_uniform(1, 64 * kKiB));
+    } else if (tier < 0.98) {
+      sizes.push_back(log_uniform(64 * kKiB, kMiB));
+    } else {
+      sizes.push_back(log_uniform(kMiB, 8 * kMiB));
+    }
+  }
+  return sizes;
+}
+
+// The `count` slowest writes with their PG's OSDs in CRUSH order (the first is the
+// primary while it is up), for diagnosing stalls.
+std::string slowest_writes(std::vector<AckedWrite> acked, const ClusterMap& map, size_t count) {
+  std::sort(acked.begin(), acked.end(),
+            [](const auto& a, const auto& b) { return a.latency > b.latency; });
+  const proto::Pool* pool = map.pool_by_name("data");
+  std::string out;
+  for (size_t i = 0; i < acked.size() && i < count && pool; ++i) {
+    uint32_t pg = ClusterMap::pg_of(*pool, acked[i].spec.name);
+    out += "  " + acked[i].spec.name + " " + std::to_string(acked[i].latency.count()) +
+           " ms, phase " + std::to_string(acked[i].phase_at_start) + "->" +
+           std::to_string(acked[i].phase_at_ack) + ", pg " + std::to_string(pg) + " on osds";
+    for (int32_t osd : map.pg_osds(*pool, pg)) out += " " + std::to_string(osd);
+    out += "\n";
+  }
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST_SUITE_BEGIN("integration");
+
+TEST_CASE("integration/objects: 2000 objects of 0 B to 8 MiB round-trip") {
+  TestCluster cluster;
+  INFO("cluster dir " << cluster.dir());
+  DFS_REQUIRE_OK(cluster.boot());
+  DFS_REQUIRE_OK(cluster.create_pool("data", 3, 2, 64));
+  auto client = cluster.client();
+  DFS_REQUIRE_OK(client);
+  auto& c = **client;
+
+  auto sizes = object_sizes(2000, 2000);
+  std::vector<ObjectSpec> specs;
+  size_t total_bytes = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    specs.push_back(ObjectSpec{object_name(i), 7919 * i + 1, sizes[i], {}});
+    total_bytes += sizes[i];
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  std::mutex mu;
+  std::vector<std::string> failures;
+  parallel_for(specs.size(), 16, [&](size_t i) {
+    auto written = write_spec(c, "data", specs[i]);
+    if (!written) {
+      std::lock_guard lock(mu);
+      failures.push_back(written.error().to_string());
+    }
+  });
+  MESSAGE("wrote " << specs.size() << " objects, " << total_bytes / kMiB << " MiB, in "
+                   << seconds_since(start) << " s");
+  REQUIRE_MESSAGE(failures.empty(), summarize(failures));
+
+  start = std::chrono::steady_clock::now();
+  auto problems = verify_objects(c, "data", specs, 16);
+  MESSAGE("read back and stat'ed every object in " << seconds_since(start) << " s");
+  CHECK_MESSAGE(problems.empty(), summarize(problems));
+
+  auto listed = c.run(c.list("data"));
+  DFS_REQUIRE_OK(listed);
+  std::vector<std::string> expected_names;
+  for (const auto& s : specs) expected_names.push_back(s.name);
+  std::sort(expected_names.begin(), expected_names.end());
+  std::vector<std::string> listed_names;
+  std::vector<std::string> size_mismatches;
+  std::map<std::string, size_t> size_of;
+  for (const auto& s : specs) size_of[s.name] = s.size;
+  for (const auto& e : *listed) {
+    listed_names.push_back(e.name);
+    auto it = size_of.find(e.name);
+    if (it != size_of.end() && it->second != e.size) {
+      size_mismatches.push_back(e.name + ": listed size " + std::to_string(e.size) + ", written " +
+                                std::to_string(it->second));
+    }
+  }
+  CHECK(listed_names.size() == expected_names.size());
+  CHECK_MESSAGE(listed_names == expected_names, "list differs from the names written");
+  CHECK_MESSAGE(size_mismatches.empty(), summarize(size_mismatches));
+  DFS_CHECK_OK(cluster.check_healthy());
+}
+
+TEST_CASE("integration/objects: SIGKILL one OSD while writes are in flight") {
+  TestCluster cluster;
+  INFO("cluster dir " << cluster.dir());
+  DFS_REQUIRE_OK(cluster.boot());
+  DFS_REQUIRE_OK(cluster.create_pool("data", 3, 2, 64));
+  auto client = cluster.client();
+  DFS_REQUIRE_OK(client);
+  auto& c = **client;
+
+  constexpr int kVictim = 1;
+  BackgroundWriters writers(c, WriterOptions{.threads = 8, .max_size = 256 * kKiB, .seed = 2});
+  writers.start();
+  REQUIRE_MESSAGE(
+      writers.wait_acked_since(0, 500, std::chrono::seconds(60)),
+      "the healthy cluster acknowledged only " << writers.acked_count() << " writes in 60 s");
+
+  // Phase 1: the victim is dead but may still be up in the map.
+  writers.next_phase();
+  auto killed_at = std::chrono::steady_clock::now();
+  DFS_REQUIRE_OK(cluster.kill(TestCluster::osd_name(kVictim)));
+  DFS_REQUIRE_OK(cluster.wait_osd_down(kVictim, Duration(30000)));
+  MESSAGE("osd." << kVictim << " marked down " << seconds_since(killed_at) << " s after SIGKILL");
+
+  // Phase 2: degraded; new writes must still succeed with 2 of 3 replicas (min_size 2).
+  int degraded = writers.next_phase();
+  bool kept_writing = writers.wait_acked_since(degraded, 500, std::chrono::seconds(60));
+  writers.stop();
+  CHECK_MESSAGE(kept_writing, "degraded cluster acknowledged only " << writers.acked_since(degraded)
+                                                                    << " writes in 60 s");
+
+  MESSAGE("slowest acknowledged writes:\n" << slowest_writes(writers.acked(), c.map_snapshot(), 5));
+  // Failover is meant to be bounded; a stall this long is reported, not failed on.
+  WARN_MESSAGE(writers.slowest_latency() < std::chrono::seconds(10),
+               "a write stalled across the OSD failure: " << writers.slowest());
+  auto failures = writers.failures();
+  CHECK_MESSAGE(failures.empty(), "writes failed: " << summarize(failures));
+  auto acked = writers.acked();
+  std::vector<ObjectSpec> specs;
+  size_t degraded_acks = 0;
+  for (const auto& a : acked) {
+    specs.push_back(a.spec);
+    if (a.phase_at_start >= degraded) {
+      ++degraded_acks;
+      CHECK_MESSAGE(a.copies >= 2, a.spec.name << " acknowledged with " << a.copies << " copies");
+    }
+  }
+  MESSAGE(acked.size() << " writes acknowledged, " << degraded_acks << " of them degraded");
+
+  auto problems = verify_objects(c, "data", specs, 16);
+  CHECK_MESSAGE(problems.empty(), "reading acknowledged writes: " << summarize(problems));
+  // Every acknowledged object is identical on every up replica; the victim's PGs have
+  // two up OSDs left, the others three.
+  auto replica_problems = verify_replicas(c, "data", specs, 2, 16);
+  CHECK_MESSAGE(replica_problems.empty(), "comparing replicas: " << summarize(replica_problems));
+  CHECK_FALSE(cluster.is_running(TestCluster::osd_name(kVictim)));
+  DFS_CHECK_OK(cluster.check_healthy());
+}
+
+// Known failure, kept as a reproduction: the OSD has no peering or recovery yet, so an
+// OSD that comes back up serves its PGs (as primary, for some) without the writes it
+// missed while down, and acknowledged objects read as "not found". should_fail() makes
+// this case pass while that holds; once recovery lands it reports an unexpected pass:
+// drop the decorator then.
+TEST_CASE("integration/objects: an OSD that restarts after missing writes serves them" *
+          doctest::should_fail()) {
+  TestCluster cluster;
+  INFO("cluster dir " << cluster.dir());
+  DFS_REQUIRE_OK(cluster.boot());
+  DFS_REQUIRE_OK(cluster.create_pool("data", 3, 2, 16));
+  auto client = cluster.client(Duration(20000));
+  DFS_REQUIRE_OK(client);
+  auto& c = **client;
+  DFS_REQUIRE_OK(cluster.kill("osd.1"));
+  DFS_REQUIRE_OK(cluster.wait_osd_down(1));
+  std::vector<ObjectSpec> specs;
+  for (size_t i = 0; i < 64; ++i) {
+    specs.push_back(ObjectSpec{"missed-" + std::to_string(i), i, 1000 + i, {}});
+    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
+  }
+  DFS_REQUIRE_OK(cluster.start("osd.1"));
+  DFS_REQUIRE_OK(cluster.wait_osds_up(3));
+  auto problems = verify_objects(c, "data", specs, 8);
+  CHECK_MESSAGE(problems.empty(),
+                "reading writes made while osd.1 was down: " << summarize(problems));
+  auto replica_problems = verify_replicas(c, "data", specs, 3, 8);
+  CHECK_MESSAGE(replica_problems.empty(), "comparing replicas: " << summarize(replica_problems));
+  DFS_CHECK_OK(cluster.check_healthy());
+}
+
+TEST_SUITE_END();
+
+}  // namespace dfs::test
