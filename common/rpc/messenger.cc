@@ -25,10 +25,15 @@ awaitable<Result<ConnectionPtr>> Messenger::connection(std::string address,
       co_return make_error(ErrorCode::kTimeout, "no connection to " + address + " in time");
     }
     if (!peer.connecting) co_return co_await dial(address, peer, deadline);
-    // Someone else is dialling this peer: wait for them (they cancel our timer).
+    // Someone else is dialling this peer: wait for them (they cancel our timer) and
+    // share their outcome, so that N callers of a dead peer cost one dial, not N.
+    uint64_t dials_before = peer.dials;
     auto waiter = std::make_shared<asio::steady_timer>(executor_, deadline);
     peer.waiters.push_back(waiter);
     co_await waiter->async_wait(use_awaitable_tuple);
+    Peer& after = peers_[address];
+    bool dial_failed = after.dials != dials_before && !(after.conn && after.conn->is_open());
+    if (dial_failed && after.last_failure) co_return unexpected(*after.last_failure);
   }
 }
 
@@ -42,9 +47,13 @@ awaitable<Result<ConnectionPtr>> Messenger::dial(std::string address, Peer& peer
   };
   if (peer.retry_at > Clock::now()) {
     if (peer.retry_at >= deadline) {
+      // Too soon to dial again: fail with what the last attempt said (callers such as
+      // the OSD tell "refused" from "unreachable").
+      ++peer.dials;
+      if (!peer.last_failure) peer.last_failure = Error(ErrorCode::kUnavailable, address);
+      Error error = peer.last_failure->with_context("retrying with backoff");
       wake_waiters();
-      co_return make_error(ErrorCode::kUnavailable,
-                           address + " is unreachable (retrying with backoff)");
+      co_return unexpected(std::move(error));
     }
     asio::steady_timer backoff(executor_, peer.retry_at);
     co_await backoff.async_wait(use_awaitable_tuple);
@@ -58,11 +67,14 @@ awaitable<Result<ConnectionPtr>> Messenger::dial(std::string address, Peer& peer
     result = co_await Connection::connect(*endpoint, options_.connection, on_push_,
                                           std::max(timeout, Duration(1)));
   }
+  ++peer.dials;
   if (result) {
     peer.conn = *result;
     peer.backoff = Duration(0);
     peer.retry_at = {};
+    peer.last_failure.reset();
   } else {
+    peer.last_failure = result.error();
     peer.backoff = peer.backoff.count() == 0
                        ? options_.initial_backoff
                        : std::min(peer.backoff * 2, options_.max_backoff);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "common/rpc/connection.h"
@@ -52,6 +53,8 @@ class Messenger {
     bool connecting = false;
     Duration backoff{0};
     Clock::time_point retry_at{};
+    uint64_t dials = 0;                 // finished dial attempts
+    std::optional<Error> last_failure;  // of the latest dial
     std::vector<std::shared_ptr<asio::steady_timer>> waiters;
   };
 

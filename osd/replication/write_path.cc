@@ -93,9 +93,12 @@ awaitable<Result<rpc::Reply>> OsdService::on_write(rpc::ConnectionPtr, rpc::Fram
 
   proto::WriteReply reply;
   if (auto seen = pg->find(request.reqid())) {
-    // A resend of a request we already applied: answer it again, apply nothing.
+    // A resend of a request we already applied. We may have crashed before every
+    // replica had it, so make the replicas hold this object as we do before answering
+    // again; the op itself is not applied twice.
+    DFS_CO_AWAIT_TRY(auto copies, sync_replicas(request, *seen, acting, pool->min_size()));
     *reply.mutable_version() = *seen;
-    reply.set_copies(static_cast<uint32_t>(acting.size()));
+    reply.set_copies(copies);
     co_return rpc::make_reply(reply);
   }
   proto::Version version;
@@ -117,36 +120,124 @@ awaitable<Result<uint32_t>> OsdService::replicate(proto::WriteRequest request, s
   *rep.mutable_op() = request;
   *rep.mutable_version() = version;
   rep.set_epoch(map().epoch());
-  for (size_t i = 1; i < acting.size(); ++i) tasks.push_back(replica_write(acting[i], rep, data));
+  std::vector<uint64_t> incarnations;  // each replica's up_from when we sent to it
+  for (size_t i = 1; i < acting.size(); ++i) {
+    incarnations.push_back(map().osd(acting[i])->up_from());
+    tasks.push_back(replica_write(acting[i], rep, data));
+  }
+  // Kept for a replica that restarts mid-write and needs the op again.
+  std::string retry_data = acting.size() > 1 ? data : std::string();
   tasks.push_back(apply_local(request, std::move(data), version));
   auto results = co_await gather(std::move(tasks));
 
   const Status& local = results.back();
   if (!local) co_return unexpected(local.error().with_context("applying on the primary"));
   uint32_t copies = 1;
-  std::vector<int32_t> failed;
   for (size_t i = 0; i + 1 < results.size(); ++i) {
-    if (results[i]) {
-      ++copies;
-      continue;
-    }
     int32_t peer = acting[i + 1];
-    if (!is_retryable(results[i].error().code())) {
-      // The replica answered with a real failure (no space, I/O error): not durable there.
-      co_return unexpected(results[i].error().with_context("replica osd." + std::to_string(peer)));
+    Status result = results[i];
+    if (!result && is_retryable(result.error().code())) {
+      report_failure(peer, result.error());
+      result = co_await retry_replica(peer, incarnations[i], rep, retry_data);
     }
-    report_failure(peer, results[i].error());
-    failed.push_back(peer);
+    if (result) {
+      ++copies;
+    } else if (result.error().code() != ErrorCode::kNotFound) {
+      // A real failure (no space, I/O error), or a peer neither marked down nor back.
+      co_return unexpected(std::move(result).error().with_context("replica osd." + std::to_string(peer)));
+    }
   }
-  if (failed.empty()) co_return copies;
-  // Acknowledging with fewer copies is only safe once the map says the missing replicas
-  // are down: then no one reads from them, and recovery brings them back up to date.
-  if (!co_await wait_until_down(failed) || copies < min_size) {
-    co_return make_error(ErrorCode::kUnavailable,
-                         "write reached " + std::to_string(copies) + " replicas; waiting for the "
-                         "map to mark the others down");
+  if (copies < min_size) {
+    co_return make_error(ErrorCode::kUnavailable, "write reached " + std::to_string(copies) +
+                                                      " replicas, fewer than min_size");
   }
   co_return copies;
+}
+
+awaitable<Status> OsdService::retry_replica(int32_t peer, uint64_t incarnation,
+                                            proto::RepWriteRequest request, std::string data) {
+  // Acknowledging without this replica is only safe once the map says it is down: then
+  // no one reads from it, and recovery brings it up to date. If instead it restarted
+  // (a new up_from), it is up again and simply needs the op.
+  auto deadline = Clock::now() + options_.map_wait;
+  for (;;) {
+    const auto* info = map().osd(peer);
+    if (!info || !info->up()) co_return make_error(ErrorCode::kNotFound, "marked down");
+    if (info->up_from() != incarnation) {
+      request.set_epoch(map().epoch());
+      co_return co_await replica_write(peer, request, std::move(data));
+    }
+    auto left = std::chrono::duration_cast<Duration>(deadline - Clock::now());
+    if (left.count() <= 0 || !co_await maps_.wait_for_change(left)) {
+      co_return make_error(ErrorCode::kUnavailable, "osd." + std::to_string(peer) +
+                                                        " failed a write but is not marked down");
+    }
+  }
+}
+
+awaitable<Result<uint32_t>> OsdService::sync_replicas(proto::WriteRequest request,
+                                                      proto::Version seen,
+                                                      std::vector<int32_t> acting,
+                                                      uint32_t min_size) {
+  ObjectKey key = object_key(request.object());
+  auto read_local = [this, key] {
+    using Copy = std::pair<ObjectInfo, std::string>;
+    auto info = store_->stat(key);
+    if (!info) return Result<std::optional<Copy>>(info.error().code() == ErrorCode::kNotFound
+                                                      ? Result<std::optional<Copy>>(std::nullopt)
+                                                      : Result<std::optional<Copy>>(info.error()));
+    auto data = store_->read(key, 0, info->size);
+    if (!data) return Result<std::optional<Copy>>(data.error());
+    return Result<std::optional<Copy>>(Copy{*info, std::move(*data)});
+  };
+  DFS_CO_AWAIT_TRY(auto local, run_blocking(blocking_, std::move(read_local)));
+  uint32_t copies = 1;
+  for (size_t i = 1; i < acting.size(); ++i) {
+    auto synced = co_await push_if_different(acting[i], request, local, seen);
+    if (synced) ++copies;
+  }
+  if (copies < min_size) {
+    co_return make_error(ErrorCode::kUnavailable, "only " + std::to_string(copies) +
+                                                      " replicas hold the object");
+  }
+  co_return copies;
+}
+
+awaitable<Status> OsdService::push_if_different(
+    int32_t peer, proto::WriteRequest request,
+    std::optional<std::pair<ObjectInfo, std::string>> local, proto::Version removed_at) {
+  const auto* info = map().osd(peer);
+  if (!info) co_return make_error(ErrorCode::kUnavailable, "unknown osd");
+  proto::StatRequest stat;
+  *stat.mutable_object() = request.object();
+  stat.set_epoch(map().epoch());
+  stat.set_any_replica(true);
+  auto theirs = co_await messenger_.call_proto<proto::StatReply>(info->addr(), rpc::kOsdStat, stat,
+                                                                  options_.replica_timeout);
+  bool they_have = theirs.has_value();
+  if (!theirs && theirs.error().code() != ErrorCode::kNotFound) co_return unexpected(theirs.error());
+  if (!local && !they_have) co_return ok_status();
+  if (local && they_have && theirs->version().epoch() == local->first.version.epoch &&
+      theirs->version().seq() == local->first.version.seq && theirs->size() == local->first.size) {
+    co_return ok_status();
+  }
+  // Make theirs identical to ours: the whole object at our version, or its removal.
+  proto::RepWriteRequest push;
+  *push.mutable_op() = request;
+  push.mutable_op()->set_kind(local ? proto::OP_WRITE_FULL : proto::OP_REMOVE);
+  push.mutable_op()->set_offset(0);
+  push.set_epoch(map().epoch());
+  std::string data;
+  if (local) {
+    push.mutable_version()->set_epoch(local->first.version.epoch);
+    push.mutable_version()->set_seq(local->first.version.seq);
+    data = std::move(local->second);
+  } else {
+    *push.mutable_version() = removed_at;
+  }
+  spdlog::info("{}: osd.{} lacks the latest {} of pg {}.{}; pushing it", entity_, peer,
+               request.object().name(), request.object().pool(), request.object().pg());
+  co_return co_await replica_write(peer, std::move(push), std::move(data));
 }
 
 awaitable<Status> OsdService::apply_local(proto::WriteRequest request, std::string data,
@@ -166,17 +257,6 @@ awaitable<Status> OsdService::replica_write(int32_t peer, proto::RepWriteRequest
                                         std::move(data), options_.replica_timeout);
   if (!reply) co_return unexpected(std::move(reply).error());
   co_return ok_status();
-}
-
-awaitable<bool> OsdService::wait_until_down(std::vector<int32_t> peers) {
-  auto deadline = Clock::now() + options_.map_wait;
-  for (;;) {
-    bool all_down = std::none_of(peers.begin(), peers.end(), [&](int32_t p) { return map().is_up(p); });
-    if (all_down) co_return true;
-    auto left = std::chrono::duration_cast<Duration>(deadline - Clock::now());
-    if (left.count() <= 0) co_return false;
-    if (!co_await maps_.wait_for_change(left)) co_return false;
-  }
 }
 
 void OsdService::report_failure(int32_t peer, const Error& error) {

@@ -63,7 +63,14 @@ class OsdService {
   awaitable<Status> replica_write(int32_t peer, proto::RepWriteRequest request, std::string data);
   awaitable<Status> apply_local(proto::WriteRequest request, std::string data,
                                 proto::Version version);
-  awaitable<bool> wait_until_down(std::vector<int32_t> peers);
+  awaitable<Status> retry_replica(int32_t peer, uint64_t incarnation,
+                                  proto::RepWriteRequest request, std::string data);
+  // After a resent request: makes every acting replica hold the object as we do.
+  awaitable<Result<uint32_t>> sync_replicas(proto::WriteRequest request, proto::Version seen,
+                                            std::vector<int32_t> acting, uint32_t min_size);
+  awaitable<Status> push_if_different(int32_t peer, proto::WriteRequest request,
+                                      std::optional<std::pair<ObjectInfo, std::string>> local,
+                                      proto::Version removed_at);
   void report_failure(int32_t peer, const Error& error);
 
   // read_path.cc
