@@ -75,6 +75,15 @@ class ObjectClient {
   // A copy of the current map (thread-safe).
   ClusterMap map_snapshot();
 
+  // The pieces other libdfs services (the MDS session) share with the object API: they
+  // run on the same I/O thread, follow the same map and reuse the same connections.
+  // Use only on executor().
+  MapSubscriber& maps() { return maps_; }
+  rpc::Messenger& messenger() { return messenger_; }
+  // "client.<name>.<nonce>": unique per process, the client half of every request id.
+  const std::string& entity() const { return entity_; }
+  const ClientOptions& options() const { return options_; }
+
   // --- blocking API: runs `task` on the I/O thread and waits for it ---
   template <class T>
   T run(awaitable<T> task) {

@@ -1,0 +1,128 @@
+// Files: create, open, read, write_buf, flush, release, fsync, fallocate.
+#include <spdlog/spdlog.h>
+
+#include "client-fuse/fuse/ops.h"
+
+namespace dfs::fuse {
+namespace {
+
+using vfs::Vfs;
+
+void on_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+               fuse_file_info* fi) {
+  spawn(req,
+        [](FuseReply reply, Vfs* v, client::Creds c, uint64_t p, std::string n, uint32_t m,
+           fuse_file_info info) -> awaitable<void> {
+          auto opened = co_await v->create(std::move(c), p, std::move(n), m, info.flags);
+          if (!opened) {
+            reply.fail(opened.error());
+            co_return;
+          }
+          info.fh = opened->fh;
+          info.keep_cache = opened->keep_cache;
+          if (reply.create(opened->entry, &info)) {
+            v->entry_replied(opened->entry);
+          } else {
+            // The kernel never saw the file handle: close it again.
+            ignore_error(co_await v->release(opened->fh), "undoing an undelivered create");
+          }
+        }(FuseReply(req, "create"), &vfs_of(req), creds_of(req), parent, std::string(name), mode,
+                                *fi));
+}
+
+void on_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  spawn(req,
+        [](FuseReply reply, Vfs* v, client::Creds c, uint64_t i,
+           fuse_file_info info) -> awaitable<void> {
+          auto opened = co_await v->open(std::move(c), i, info.flags);
+          if (!opened) {
+            reply.fail(opened.error());
+            co_return;
+          }
+          info.fh = opened->fh;
+          info.keep_cache = opened->keep_cache;
+          if (!reply.open(&info)) {
+            ignore_error(co_await v->release(opened->fh), "undoing an undelivered open");
+          }
+        }(FuseReply(req, "open"), &vfs_of(req), creds_of(req), ino, *fi));
+}
+
+void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  spawn(req,
+        [](FuseReply reply, Vfs* v, uint64_t fh, uint64_t offset, uint64_t n) -> awaitable<void> {
+          auto data = co_await v->read(fh, offset, n);
+          if (!data) {
+            reply.fail(data.error());
+          } else {
+            reply.buf(data->data(), data->size());
+          }
+        }(FuseReply(req, "read"), &vfs_of(req), fi->fh, static_cast<uint64_t>(off), size));
+}
+
+void on_write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_file_info* fi) {
+  FuseReply reply(req, "write");
+  // The data lives in libfuse's buffer (or a pipe) only until we return: copy it.
+  size_t size = fuse_buf_size(in);
+  std::string data(size, '\0');
+  fuse_bufvec out = FUSE_BUFVEC_INIT(size);
+  out.buf[0].mem = data.data();
+  ssize_t copied = fuse_buf_copy(&out, in, static_cast<fuse_buf_copy_flags>(0));
+  if (copied < 0) {
+    reply.error(static_cast<int>(-copied));
+    return;
+  }
+  data.resize(static_cast<size_t>(copied));
+  spawn(req,
+        [](FuseReply r, Vfs* v, uint64_t fh, int flags, bool page_cache, uint64_t offset,
+           std::string bytes) -> awaitable<void> {
+          auto written = co_await v->write(fh, flags, page_cache, offset, std::move(bytes));
+          if (!written) {
+            r.fail(written.error());
+          } else {
+            r.write(*written);
+          }
+        }(std::move(reply), &vfs_of(req), fi->fh, fi->flags, fi->writepage != 0,
+                              static_cast<uint64_t>(off), std::move(data)));
+}
+
+void on_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  spawn(req, [](FuseReply reply, Vfs* v, uint64_t fh) -> awaitable<void> {
+    auto flushed = co_await v->flush(fh);
+    reply_status(reply, flushed);
+  }(FuseReply(req, "flush"), &vfs_of(req), fi->fh));
+}
+
+void on_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
+  spawn(req, [](FuseReply reply, Vfs* v, uint64_t fh) -> awaitable<void> {
+    auto synced = co_await v->fsync(fh);
+    reply_status(reply, synced);
+  }(FuseReply(req, "fsync"), &vfs_of(req), fi->fh));
+}
+
+void on_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  spawn(req, [](FuseReply reply, Vfs* v, uint64_t fh) -> awaitable<void> {
+    auto released = co_await v->release(fh);
+    if (!released) spdlog::warn("release: {}", released.error().to_string());
+    reply.ok();  // close(2) has returned long ago; the error was reported by flush
+  }(FuseReply(req, "release"), &vfs_of(req), fi->fh));
+}
+
+void on_fallocate(fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) {
+  // Space is not reserved ahead in dfs; posix_fallocate() falls back to writing.
+  FuseReply(req, "fallocate").error(EOPNOTSUPP);
+}
+
+}  // namespace
+
+void add_file_ops(fuse_lowlevel_ops& ops) {
+  ops.create = on_create;
+  ops.open = on_open;
+  ops.read = on_read;
+  ops.write_buf = on_write_buf;
+  ops.flush = on_flush;
+  ops.fsync = on_fsync;
+  ops.release = on_release;
+  ops.fallocate = on_fallocate;
+}
+
+}  // namespace dfs::fuse

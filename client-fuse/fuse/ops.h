@@ -1,0 +1,84 @@
+// The libfuse3 low-level adapter: glue only. Each handler copies its arguments, spawns
+// a coroutine on the client's I/O thread and returns; the coroutine does the work
+// through the Vfs and answers with a FuseReply. Handlers are split by family:
+// entry_ops.cc (names and attributes), file_ops.cc, dir_ops.cc, xattr_ops.cc and
+// fs_ops.cc (init, destroy, statfs).
+#pragma once
+
+#include <functional>
+
+#include "client-fuse/fuse/reply.h"
+#include "client-fuse/vfs/vfs.h"
+#include "common/rpc/asio.h"
+
+namespace dfs::fuse {
+
+// Session-wide settings negotiated in init().
+struct FuseOptions {
+  bool writeback_cache = true;
+  bool posix_acl = true;
+  bool splice = true;
+  uint32_t max_write = 1u << 20;
+  uint32_t max_readahead = 8u << 20;
+  uint32_t max_background = 64;
+};
+
+// What every handler reaches through fuse_req_userdata().
+struct FuseContext {
+  vfs::Vfs* vfs = nullptr;
+  FuseOptions options;
+  // Called once from init(), when the kernel's INIT was answered: the mount is live.
+  std::function<void()> on_init;
+};
+
+inline FuseContext& context(fuse_req_t req) {
+  return *static_cast<FuseContext*>(fuse_req_userdata(req));
+}
+inline vfs::Vfs& vfs_of(fuse_req_t req) { return *context(req).vfs; }
+
+// The caller's credentials; supplementary groups only when asked (reading them costs
+// a /proc lookup, and only chown/chmod decisions need them).
+client::Creds creds_of(fuse_req_t req, bool with_groups = false);
+
+// Runs `task` on the client's I/O thread.
+template <class Awaitable>
+void spawn(fuse_req_t req, Awaitable task) {
+  spawn_checked(vfs_of(req).executor(), std::move(task));
+}
+
+// Replies with an entry and counts the kernel's new reference only when it arrived.
+inline void reply_entry(FuseReply& reply, vfs::Vfs* v, const Result<vfs::Entry>& entry) {
+  if (!entry) {
+    reply.fail(entry.error());
+  } else if (reply.entry(*entry)) {
+    v->entry_replied(*entry);
+  }
+}
+
+inline void reply_attr(FuseReply& reply, const Result<vfs::Attr>& attr) {
+  if (!attr) {
+    reply.fail(attr.error());
+  } else {
+    reply.attr(*attr);
+  }
+}
+
+inline void reply_status(FuseReply& reply, const Status& status) {
+  if (!status) {
+    reply.fail(status.error());
+  } else {
+    reply.ok();
+  }
+}
+
+// Each family adds its handlers to the table.
+void add_entry_ops(fuse_lowlevel_ops& ops);
+void add_file_ops(fuse_lowlevel_ops& ops);
+void add_dir_ops(fuse_lowlevel_ops& ops);
+void add_xattr_ops(fuse_lowlevel_ops& ops);
+void add_fs_ops(fuse_lowlevel_ops& ops);
+
+// The complete table.
+fuse_lowlevel_ops make_ops();
+
+}  // namespace dfs::fuse

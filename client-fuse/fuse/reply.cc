@@ -1,0 +1,121 @@
+#include "client-fuse/fuse/reply.h"
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <semaphore>
+
+#include "client-fuse/fuse/errno_map.h"
+
+namespace dfs::fuse {
+namespace {
+
+constexpr int kMaxInflight = 1 << 16;
+int inflight_limit = 1024;
+std::counting_semaphore<kMaxInflight>& inflight() {
+  static std::counting_semaphore<kMaxInflight> sem(inflight_limit);
+  return sem;
+}
+
+}  // namespace
+
+void set_inflight_limit(int limit) { inflight_limit = std::clamp(limit, 1, kMaxInflight); }
+
+fuse_entry_param to_entry_param(const vfs::Entry& entry) {
+  fuse_entry_param e{};
+  e.ino = entry.ino;
+  e.generation = 0;
+  e.attr = entry.attr;
+  e.attr_timeout = entry.attr_timeout;
+  e.entry_timeout = entry.entry_timeout;
+  return e;
+}
+
+FuseReply::FuseReply(fuse_req_t req, const char* op) : req_(req), op_(op) { inflight().acquire(); }
+
+FuseReply::FuseReply(FuseReply&& other) noexcept
+    : req_(std::exchange(other.req_, nullptr)), op_(other.op_) {}
+
+FuseReply::~FuseReply() {
+  if (!req_) return;
+  spdlog::error("BUG: FUSE {} request dropped without a reply; answering EIO", op_);
+  error(EIO);
+}
+
+fuse_req_t FuseReply::take() {
+  fuse_req_t req = std::exchange(req_, nullptr);
+  if (req) inflight().release();
+  return req;
+}
+
+bool FuseReply::done(int rc) {
+  if (rc != 0) spdlog::debug("FUSE {} reply not delivered: {}", op_, rc);
+  return rc == 0;
+}
+
+bool FuseReply::ok() { return error(0); }
+
+bool FuseReply::error(int errno_value) {
+  fuse_req_t req = take();
+  if (!req) return false;
+  return done(fuse_reply_err(req, errno_value));
+}
+
+bool FuseReply::fail(const Error& err) {
+  int e = to_errno(err.code());
+  if (e == EIO) {
+    spdlog::warn("{}: {}", op_, err.to_string());
+  } else {
+    spdlog::debug("{}: {}", op_, err.to_string());
+  }
+  return error(e == 0 ? EIO : e);
+}
+
+bool FuseReply::entry(const vfs::Entry& entry) {
+  fuse_entry_param e = to_entry_param(entry);
+  fuse_req_t req = take();
+  return req && done(fuse_reply_entry(req, &e));
+}
+
+bool FuseReply::create(const vfs::Entry& entry, const fuse_file_info* fi) {
+  fuse_entry_param e = to_entry_param(entry);
+  fuse_req_t req = take();
+  return req && done(fuse_reply_create(req, &e, fi));
+}
+
+bool FuseReply::attr(const vfs::Attr& attr) {
+  fuse_req_t req = take();
+  return req && done(fuse_reply_attr(req, &attr.attr, attr.timeout));
+}
+
+bool FuseReply::open(const fuse_file_info* fi) {
+  fuse_req_t req = take();
+  return req && done(fuse_reply_open(req, fi));
+}
+
+bool FuseReply::readlink(const std::string& target) {
+  fuse_req_t req = take();
+  return req && done(fuse_reply_readlink(req, target.c_str()));
+}
+
+bool FuseReply::write(size_t count) {
+  fuse_req_t req = take();
+  return req && done(fuse_reply_write(req, count));
+}
+
+bool FuseReply::buf(const char* data, size_t size) {
+  fuse_req_t req = take();
+  return req && done(fuse_reply_buf(req, data, size));
+}
+
+bool FuseReply::statfs(const struct statvfs& st) {
+  fuse_req_t req = take();
+  return req && done(fuse_reply_statfs(req, &st));
+}
+
+bool FuseReply::xattr_size(size_t size) {
+  fuse_req_t req = take();
+  return req && done(fuse_reply_xattr(req, size));
+}
+
+}  // namespace dfs::fuse

@@ -1,0 +1,409 @@
+// FileClient: connection set-up and the metadata operations. The data paths (open,
+// read, write, flush, truncate) are in file_io.cc.
+#include "client-fuse/libdfs/file_client.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client-fuse/libdfs/file_state.h"
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+namespace {
+
+constexpr size_t kMaxNameBytes = 255;
+
+}  // namespace
+
+Status check_name(const std::string& name) {
+  if (name.size() > kMaxNameBytes) {
+    return make_error(ErrorCode::kNameTooLong, "name of " + std::to_string(name.size()) + " bytes");
+  }
+  if (name.empty() || name.find('/') != std::string::npos) {
+    return make_error(ErrorCode::kInvalidArgument, "bad name '" + name + "'");
+  }
+  return ok_status();
+}
+
+proto::Timespec now_timespec() {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  proto::Timespec t;
+  t.set_sec(ns / 1000000000);
+  t.set_nsec(static_cast<uint32_t>(ns % 1000000000));
+  return t;
+}
+
+FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> objects)
+    : options_(std::move(options)), objects_(std::move(objects)), mds_(*objects_) {
+  mds_.on_new_instance([this] { return reopen_all(); });
+}
+
+Result<std::unique_ptr<FileClient>> FileClient::connect(FileClientOptions options) {
+  auto objects = DFS_TRY(ObjectClient::connect(options.objects));
+  std::unique_ptr<FileClient> client(new FileClient(std::move(options), std::move(objects)));
+  FileClient* c = client.get();
+  auto session = c->run([](FileClient* self) -> awaitable<Result<proto::SessionReply>> {
+    co_return co_await self->mds_.open(self->options_.objects.connect_timeout);
+  }(c));
+  if (!session) return unexpected(std::move(session).error());
+  spdlog::info("mds session open: fs '{}', root inode {}, inline threshold {} bytes",
+               session->fs_name(), session->root().ino(), session->inline_threshold());
+  asio::post(c->executor(), [c] { spawn_checked(c->executor(), c->flusher_loop()); });
+  return client;
+}
+
+FileClient::~FileClient() {
+  // The flusher must not outlive us: stop it on the I/O thread, then the thread.
+  run([](FileClient* self) -> awaitable<void> {
+    self->stopping_ = true;
+    if (self->flusher_timer_) self->flusher_timer_->cancel();
+    co_return;
+  }(this));
+  objects_.reset();
+}
+
+void FileClient::overlay(proto::Inode& inode) const {
+  auto it = states_.find(inode.ino());
+  if (it == states_.end() || !S_ISREG(inode.mode())) return;
+  const FileState& st = *it->second;
+  if (st.size > inode.size()) {
+    inode.set_blocks(inode.blocks() + (st.size - inode.size() + 511) / 512);
+  }
+  inode.set_size(st.size);
+  if (st.dirty()) {
+    *inode.mutable_mtime() = st.mtime;
+    *inode.mutable_ctime() = st.mtime;
+  }
+}
+
+StripeLayout FileClient::layout_of(const proto::Inode& inode) const {
+  return effective_layout(inode.layout(), mds_.session().default_layout());
+}
+
+awaitable<Result<proto::Inode>> FileClient::lookup(Creds creds, Ino parent, std::string name) {
+  DFS_CO_TRY_STATUS(check_name(name));
+  proto::LookupRequest request;
+  request.set_parent(parent);
+  request.set_name(std::move(name));
+  co_return co_await mds_inode(rpc::kMdsLookup, std::move(request), creds, false);
+}
+
+awaitable<Result<proto::Inode>> FileClient::getattr(Creds creds, Ino ino) {
+  if (auto st = held(ino); st && !st->dirty()) {
+    if (const Known* k = known(ino); k && attrs_fresh(*k)) {
+      proto::Inode inode = k->inode;  // a held file's attributes change only through us
+      overlay(inode);
+      co_return inode;
+    }
+  }
+  proto::GetAttrRequest request;
+  request.set_ino(ino);
+  co_return co_await mds_inode(rpc::kMdsGetAttr, std::move(request), creds, false);
+}
+
+awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAttrArgs args) {
+  if (args.valid & kSetSize) co_return co_await truncate(std::move(creds), ino, std::move(args));
+  // With the writeback cache the kernel keeps a regular file's times itself and sends
+  // them as MTIME|CTIME (or MTIME) after writes and namespace changes (`sync` reaches
+  // buffered data through this too), and so does utimensat(UTIME_OMIT, t).
+  bool times_only = args.valid == (kSetMtime | kSetCtime) || args.valid == kSetMtime;
+  auto st = held(ino);
+  if (st && times_only && st->commit_dirty && !st->inline_data.dirty()) {
+    // The mtime rides on the CommitWrite (which sets ctime): one round trip.
+    st->mtime = args.mtime;
+    DFS_CO_AWAIT_CHECK(flush_state(st));
+    if (const Known* k = known(ino); k && attrs_fresh(*k)) {
+      proto::Inode inode = k->inode;
+      overlay(inode);
+      co_return inode;
+    }
+  } else if (st) {
+    // Buffered writes first, so the MDS sees them before (and its mtime is overridden
+    // by) an explicit time change.
+    DFS_CO_AWAIT_CHECK(flush_state(st));
+  }
+  if ((args.valid & (kSetAtime | kSetMtime)) &&
+      !(args.valid & (kSetMode | kSetUid | kSetGid)) && !creds.is_root()) {
+    // The kernel (default_permissions) lets a non-owner set times only to "now", but
+    // with the writeback cache it sends "now" as its own clock's time: say it is now.
+    const Known* k = known(ino);
+    if (!k) {
+      DFS_CO_AWAIT_CHECK(getattr(creds, ino));
+      k = known(ino);
+    }
+    if (k && k->inode.uid() != creds.uid) {
+      if (args.valid & kSetAtime) args.valid |= kSetAtimeNow;
+      if (args.valid & kSetMtime) args.valid |= kSetMtimeNow;
+      times_only = false;
+    }
+  }
+  if (times_only && (!st || !st->dirty())) {
+    // An mtime the MDS already has, with only ctime "changing": the kernel repeating
+    // times it got from us (after unlink, rename, close). Nothing to store.
+    const Known* k = known(ino);
+    if (k && k->inode.mtime().sec() == args.mtime.sec() &&
+        k->inode.mtime().nsec() == args.mtime.nsec()) {
+      proto::Inode inode = k->inode;
+      overlay(inode);
+      co_return inode;
+    }
+  }
+  proto::SetAttrRequest request;
+  request.set_ino(ino);
+  request.set_valid(args.valid);
+  request.set_mode(args.mode);
+  request.set_uid(args.uid);
+  request.set_gid(args.gid);
+  *request.mutable_atime() = args.atime;
+  *request.mutable_mtime() = args.mtime;
+  *request.mutable_ctime() = args.ctime;
+  auto inode = co_await mds_inode(rpc::kMdsSetAttr, std::move(request), creds, true);
+  constexpr uint32_t kTimes = kSetAtime | kSetMtime | kSetCtime | kSetAtimeNow | kSetMtimeNow;
+  if (!inode && (args.valid & ~kTimes) == 0 && is_gone(inode.error())) {
+    // The kernel flushing the times of a file that is gone (syncfs after rm): there is
+    // nothing left to update, and nothing to report.
+    proto::Inode gone;
+    if (const Known* k = known(ino)) {
+      gone = k->inode;
+    } else {
+      // Only regular files get the kernel's time flushes (writeback cache).
+      gone.set_ino(ino);
+      gone.set_mode(S_IFREG);
+    }
+    gone.set_nlink(0);
+    *gone.mutable_mtime() = args.mtime;
+    *gone.mutable_ctime() = args.ctime;
+    spdlog::debug("time flush for gone inode {:#x} ignored", ino);
+    co_return gone;
+  }
+  co_return inode;
+}
+
+awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::string name,
+                                                  uint32_t mode, uint64_t rdev) {
+  DFS_CO_TRY_STATUS(check_name(name));
+  proto::MknodRequest request;
+  request.set_parent(parent);
+  request.set_name(std::move(name));
+  request.set_mode(mode);
+  request.set_rdev(rdev);
+  request.set_exclusive(true);
+  co_return co_await mds_inode(rpc::kMdsMknod, std::move(request), creds, true);
+}
+
+awaitable<Result<proto::Inode>> FileClient::symlink(Creds creds, Ino parent, std::string name,
+                                                    std::string target) {
+  DFS_CO_TRY_STATUS(check_name(name));
+  proto::SymlinkRequest request;
+  request.set_parent(parent);
+  request.set_name(std::move(name));
+  request.set_target(std::move(target));
+  co_return co_await mds_inode(rpc::kMdsSymlink, std::move(request), creds, true);
+}
+
+awaitable<Result<std::string>> FileClient::readlink(Creds creds, Ino ino) {
+  proto::ReadlinkRequest request;
+  request.set_ino(ino);
+  DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::ReadlinkReply>(rpc::kMdsReadlink,
+                                                               std::move(request), creds, false));
+  co_return std::move(*reply.mutable_target());
+}
+
+awaitable<Result<proto::Inode>> FileClient::link(Creds creds, Ino ino, Ino new_parent,
+                                                 std::string new_name) {
+  DFS_CO_TRY_STATUS(check_name(new_name));
+  proto::LinkRequest request;
+  request.set_ino(ino);
+  request.set_new_parent(new_parent);
+  request.set_new_name(std::move(new_name));
+  co_return co_await mds_inode(rpc::kMdsLink, std::move(request), creds, true);
+}
+
+awaitable<Result<proto::Inode>> FileClient::unlink(Creds creds, Ino parent, std::string name,
+                                                   bool directory) {
+  DFS_CO_TRY_STATUS(check_name(name));
+  proto::UnlinkRequest request;
+  request.set_parent(parent);
+  request.set_name(std::move(name));
+  request.set_directory(directory);
+  // UnlinkReply carries the inode in field 1, like InodeReply.
+  DFS_CO_AWAIT_TRY(auto inode, mds_inode(rpc::kMdsUnlink, std::move(request), creds, true));
+  // A file that lost its last name and is only lingering here: let the MDS purge it now.
+  if (inode.nlink() == 0) drop_soon(held(inode.ino()));
+  co_return inode;
+}
+
+awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent, std::string name,
+                                                         Ino new_parent, std::string new_name,
+                                                         uint32_t flags) {
+  DFS_CO_TRY_STATUS(check_name(name));
+  DFS_CO_TRY_STATUS(check_name(new_name));
+  proto::RenameRequest request;
+  request.set_parent(parent);
+  request.set_name(std::move(name));
+  request.set_new_parent(new_parent);
+  request.set_new_name(std::move(new_name));
+  request.set_flags(flags);
+  DFS_CO_AWAIT_TRY(auto reply,
+                   mds_.call<proto::RenameReply>(rpc::kMdsRename, std::move(request), creds, true));
+  // The moved inode's ctime changed and we do not know its number: cached attributes
+  // are refetched once.
+  ++namespace_gen_;
+  if (reply.did_replace()) {
+    learn(reply.replaced());
+    if (reply.replaced().nlink() == 0) drop_soon(held(reply.replaced().ino()));
+  }
+  co_return reply;
+}
+
+awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino, uint64_t cookie,
+                                                           uint32_t max_entries, bool plus) {
+  proto::ReaddirRequest request;
+  request.set_ino(ino);
+  request.set_cookie(cookie);
+  request.set_max_entries(max_entries);
+  request.set_plus(plus);
+  DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::ReaddirReply>(rpc::kMdsReaddir, std::move(request),
+                                                              creds, false));
+  if (plus) {
+    for (auto& e : *reply.mutable_entries()) {
+      if (e.name() == "." || e.name() == "..") continue;
+      learn(e.inode());
+      overlay(*e.mutable_inode());
+    }
+  }
+  co_return reply;
+}
+
+namespace {
+
+// Names answered from the cache: the namespaces the MDS stores as they are. Virtual
+// attributes it computes (dfs.*) and names it would reject go to it.
+bool cacheable_xattr(const std::string& name) {
+  for (const char* prefix : {"user.", "trusted.", "security."}) {
+    if (name.rfind(prefix, 0) == 0) return name.size() > std::strlen(prefix) && name.size() <= 255;
+  }
+  return name == "system.posix_acl_access" || name == "system.posix_acl_default";
+}
+
+}  // namespace
+
+awaitable<Result<std::string>> FileClient::getxattr(Creds creds, Ino ino, std::string name) {
+  if (const Known* k = known(ino); k && cacheable_xattr(name)) {
+    auto it = k->inode.xattrs().find(name);
+    if (it == k->inode.xattrs().end()) co_return make_error(ErrorCode::kNoAttribute, name);
+    co_return it->second;
+  }
+  proto::GetXattrRequest request;
+  request.set_ino(ino);
+  request.set_name(std::move(name));
+  DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::GetXattrReply>(rpc::kMdsGetXattr,
+                                                               std::move(request), creds, false));
+  co_return std::move(*reply.mutable_value());
+}
+
+awaitable<Status> FileClient::setxattr(Creds creds, Ino ino, std::string name, std::string value,
+                                       uint32_t flags) {
+  proto::SetXattrRequest request;
+  request.set_ino(ino);
+  request.set_name(std::move(name));
+  request.set_value(std::move(value));
+  request.set_flags(flags);
+  if (auto st = held(ino)) {
+    // A write pushed after this would clear security.capability again.
+    DFS_CO_AWAIT_CHECK(flush_state(st));
+  }
+  DFS_CO_AWAIT_CHECK(mds_.call<proto::Empty>(rpc::kMdsSetXattr, request, creds, true));
+  if (auto it = known_.find(ino); it != known_.end()) {
+    (*it->second.inode.mutable_xattrs())[request.name()] = request.value();
+    it->second.attrs_gen = 0;  // ctime, and the mode for an ACL
+  }
+  co_return ok_status();
+}
+
+awaitable<Result<std::vector<std::string>>> FileClient::listxattr(Creds creds, Ino ino) {
+  // trusted.* is for CAP_SYS_ADMIN only; the kernel leaves hiding it to the file system.
+  auto visible = [&creds](const std::string& name) {
+    return creds.is_root() || name.rfind("trusted.", 0) != 0;
+  };
+  if (const Known* k = known(ino)) {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : k->inode.xattrs()) {
+      if (cacheable_xattr(name) && visible(name)) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    co_return names;
+  }
+  proto::ListXattrRequest request;
+  request.set_ino(ino);
+  DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::ListXattrReply>(rpc::kMdsListXattr,
+                                                                std::move(request), creds, false));
+  std::vector<std::string> names;
+  for (const auto& name : reply.names()) {
+    if (visible(name)) names.push_back(name);
+  }
+  co_return names;
+}
+
+awaitable<Status> FileClient::removexattr(Creds creds, Ino ino, std::string name) {
+  proto::RemoveXattrRequest request;
+  request.set_ino(ino);
+  request.set_name(std::move(name));
+  DFS_CO_AWAIT_CHECK(mds_.call<proto::Empty>(rpc::kMdsRemoveXattr, request, creds, true));
+  if (auto it = known_.find(ino); it != known_.end()) {
+    it->second.inode.mutable_xattrs()->erase(request.name());
+    it->second.attrs_gen = 0;
+  }
+  co_return ok_status();
+}
+
+awaitable<Result<FsStat>> FileClient::statfs(Creds creds) {
+  // Capacity from every up OSD, asked in parallel; inode counts from the MDS.
+  ClusterMap map = objects_->maps().map();
+  std::vector<awaitable<Result<proto::StatFsReply>>> tasks;
+  for (const auto& osd : map.proto().osds()) {
+    if (osd.up()) tasks.push_back(objects_->osd_statfs(osd.id()));
+  }
+  auto osds = co_await gather(std::move(tasks));
+  proto::StatFsMdsRequest request;
+  DFS_CO_AWAIT_TRY(auto mds, mds_.call<proto::StatFsMdsReply>(rpc::kMdsStatFs, std::move(request),
+                                                              creds, false));
+  FsStat out;
+  for (const auto& r : osds) {
+    if (!r) continue;  // an OSD that does not answer counts as no capacity
+    out.total_bytes += r->total_bytes();
+    out.available_bytes += r->available_bytes();
+  }
+  const proto::Pool* pool = map.pool_by_name(layout_of(proto::Inode()).pool);
+  uint64_t replicas = pool && pool->size() > 0 ? pool->size() : 1;
+  out.total_bytes /= replicas;
+  out.available_bytes /= replicas;
+  out.inodes = mds.inodes();
+  out.purge_backlog_bytes = mds.purge_backlog_bytes();
+  co_return out;
+}
+
+awaitable<Result<proto::Inode>> FileClient::resolve(Creds creds, std::string path) {
+  DFS_CO_AWAIT_TRY(auto inode, getattr(creds, root_ino()));
+  size_t pos = 0;
+  while (pos < path.size()) {
+    size_t end = path.find('/', pos);
+    if (end == std::string::npos) end = path.size();
+    std::string part = path.substr(pos, end - pos);
+    pos = end + 1;
+    if (part.empty() || part == ".") continue;
+    if (!S_ISDIR(inode.mode())) {
+      co_return make_error(ErrorCode::kNotDirectory, "a component of " + path);
+    }
+    auto next = co_await lookup(creds, inode.ino(), part);
+    if (!next) co_return unexpected(std::move(next).error().with_context("resolving " + path));
+    inode = std::move(*next);
+  }
+  co_return inode;
+}
+
+}  // namespace dfs::client

@@ -1,0 +1,249 @@
+// FileClient: libdfs's file system API. Metadata operations go to the MDS (MdsSession);
+// file data is striped over objects by the file's layout (ObjectClient), or, for a
+// small file, kept inline in its inode. Open files have client-side state: buffered
+// small inline writes and the not-yet-recorded end of file / mtime of object writes,
+// pushed to the MDS on flush, fsync, release, setattr, sync_all() and every
+// commit_interval. Everything runs on the ObjectClient's single I/O thread: call the
+// awaitable API there (run() does that for blocking callers); it needs no locks.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "client-fuse/libdfs/creds.h"
+#include "client-fuse/libdfs/mds_session.h"
+#include "client-fuse/libdfs/object_client.h"
+#include "client-fuse/libdfs/striping.h"
+
+namespace dfs::client {
+
+using Ino = uint64_t;
+using Fh = uint64_t;
+
+struct FileClientOptions {
+  ClientOptions objects;                // monitors, name, op_timeout (EIO after it), ...
+  Duration commit_interval{1000};       // how long buffered writes may stay client-only
+  uint64_t readahead_bytes = 8u << 20;  // sequential-read prefetch window (0: off)
+  uint32_t max_parallel_objects = 16;   // object requests in flight per operation
+  Duration linger{2000};  // a closed file's MDS open and cached state are kept this long
+};
+
+// Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
+enum SetAttrField : uint32_t {
+  kSetMode = 1,
+  kSetUid = 2,
+  kSetGid = 4,
+  kSetSize = 8,
+  kSetAtime = 16,
+  kSetMtime = 32,
+  kSetAtimeNow = 128,
+  kSetMtimeNow = 256,
+  kSetCtime = 1024,
+};
+
+struct SetAttrArgs {
+  uint32_t valid = 0;
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;
+  proto::Timespec atime;
+  proto::Timespec mtime;
+  proto::Timespec ctime;
+};
+
+struct OpenFile {
+  Fh fh = 0;
+  proto::Inode inode;
+  bool created = false;  // create(): false when an existing file was opened
+};
+
+struct FsStat {
+  uint64_t total_bytes = 0;  // usable capacity: raw OSD capacity / replicas
+  uint64_t available_bytes = 0;
+  uint64_t inodes = 0;
+  uint64_t purge_backlog_bytes = 0;
+};
+
+struct FileState;
+struct Handle;
+
+class FileClient {
+ public:
+  // Connects to the monitors, waits for an MDS and opens the session, all within
+  // objects.connect_timeout. Errors: kUnavailable (no monitor or no MDS answered),
+  // kInvalidArgument.
+  static Result<std::unique_ptr<FileClient>> connect(FileClientOptions options);
+  // Stops the background flusher and the I/O thread. Call shutdown() first: anything
+  // still buffered is lost otherwise.
+  ~FileClient();
+
+  asio::any_io_executor executor() { return objects_->executor(); }
+  ObjectClient& objects() { return *objects_; }
+  const FileClientOptions& options() const { return options_; }
+  const proto::SessionReply& session() const { return mds_.session(); }
+  Ino root_ino() const { return mds_.session().root().ino(); }
+
+  // Runs `task` on the I/O thread and waits for it (not from the I/O thread).
+  template <class T>
+  T run(awaitable<T> task) {
+    return objects_->run(std::move(task));
+  }
+
+  // --- metadata (errors: the MDS's, see mds.proto; kTimeout/kUnavailable = EIO) ---
+  awaitable<Result<proto::Inode>> lookup(Creds creds, Ino parent, std::string name);
+  awaitable<Result<proto::Inode>> getattr(Creds creds, Ino ino);
+  // A size change truncates or extends the file (the MDS removes objects past the new
+  // end before it records the size). Buffered writes are pushed first.
+  awaitable<Result<proto::Inode>> setattr(Creds creds, Ino ino, SetAttrArgs args);
+  // Any node type; `mode` carries the type and the final permission bits.
+  awaitable<Result<proto::Inode>> mknod(Creds creds, Ino parent, std::string name, uint32_t mode,
+                                        uint64_t rdev);
+  awaitable<Result<proto::Inode>> symlink(Creds creds, Ino parent, std::string name,
+                                          std::string target);
+  awaitable<Result<std::string>> readlink(Creds creds, Ino ino);
+  awaitable<Result<proto::Inode>> link(Creds creds, Ino ino, Ino new_parent, std::string new_name);
+  // Returns the inode after the unlink (nlink may be 0).
+  awaitable<Result<proto::Inode>> unlink(Creds creds, Ino parent, std::string name, bool directory);
+  awaitable<Result<proto::RenameReply>> rename(Creds creds, Ino parent, std::string name,
+                                               Ino new_parent, std::string new_name,
+                                               uint32_t flags);
+  awaitable<Result<proto::ReaddirReply>> readdir(Creds creds, Ino ino, uint64_t cookie,
+                                                 uint32_t max_entries, bool plus);
+  awaitable<Result<std::string>> getxattr(Creds creds, Ino ino, std::string name);
+  awaitable<Status> setxattr(Creds creds, Ino ino, std::string name, std::string value,
+                             uint32_t flags);
+  awaitable<Result<std::vector<std::string>>> listxattr(Creds creds, Ino ino);
+  awaitable<Status> removexattr(Creds creds, Ino ino, std::string name);
+  awaitable<Result<FsStat>> statfs(Creds creds);
+  // Resolves a path ("/a/b", relative to the root) without following symlinks.
+  // Errors: kNotFound, kNotDirectory.
+  awaitable<Result<proto::Inode>> resolve(Creds creds, std::string path);
+
+  // The kernel no longer holds `ino`: forget what we cached about it.
+  void forget(Ino ino);
+
+  // --- file data ---
+  // Opens a regular file (O_TRUNC is the caller's business: setattr size 0).
+  awaitable<Result<OpenFile>> open(Creds creds, Ino ino, int flags);
+  // Creates (or with !O_EXCL opens an existing) regular file and opens it.
+  awaitable<Result<OpenFile>> create(Creds creds, Ino parent, std::string name, uint32_t mode,
+                                     int flags);
+  // Reads up to `length` bytes; short only at the end of file. Holes read as zeros.
+  awaitable<Result<std::string>> read(Fh fh, uint64_t offset, uint64_t length);
+  // Writes all of `data` at `offset` (at the end of file when `append`). Small writes
+  // to an inline file are buffered; object writes are on the OSDs when this returns,
+  // but the new size and mtime reach the MDS only with the next flush.
+  // Errors: kNoSpace, kFileTooBig, kTimeout/kUnavailable.
+  awaitable<Result<uint64_t>> write(Fh fh, uint64_t offset, std::string data, bool append);
+  // Pushes the file's buffered writes and size to the MDS; reports (once) an earlier
+  // failed background write. Durable when it returns.
+  awaitable<Status> flush(Fh fh);
+  awaitable<Status> fsync(Fh fh);
+  // Flushes (when the last handle of the file goes) and tells the MDS the file is closed.
+  awaitable<Status> release(Fh fh);
+  // Pushes every open file's buffered state (sync, umount).
+  awaitable<Status> sync_all();
+  // sync_all(), then stops the background flusher.
+  awaitable<Status> shutdown();
+
+ private:
+  explicit FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> objects);
+
+  template <class Req>
+  awaitable<Result<proto::Inode>> mds_inode(uint32_t method, Req request, const Creds& creds,
+                                            bool mutating);
+  // Applies this client's newer knowledge of an open file (size, mtime) to `inode`.
+  void overlay(proto::Inode& inode) const;
+  // Records an inode the MDS returned (newest version wins).
+  void learn(const proto::Inode& inode);
+  struct Known {
+    proto::Inode inode;      // without inline data
+    uint64_t attrs_gen = 0;  // namespace_gen_ when its attributes were learned
+  };
+  const Known* known(Ino ino) const;
+  // Attributes are trusted only for held files (every change passes through this
+  // client) and only until a rename (which changes an unknown inode's ctime).
+  bool attrs_fresh(const Known& k) const { return k.attrs_gen == namespace_gen_; }
+  // The held state of a regular file, if any.
+  std::shared_ptr<FileState> held(Ino ino) const;
+  std::shared_ptr<FileState> state_for(const proto::Inode& inode);
+  Result<std::shared_ptr<Handle>> handle(Fh fh);
+  // A handle on `inode`; `counted`: an MDS open was just made for it.
+  OpenFile open_handle(const Creds& creds, proto::Inode inode, int flags, bool counted);
+  // Tells the MDS a held file is closed (after the linger, or at once when its last
+  // name went) and forgets its state, if nothing is open or buffered.
+  awaitable<void> drop_state(std::shared_ptr<FileState> st);
+  void drop_soon(const std::shared_ptr<FileState>& st);
+  awaitable<void> send_release(Ino ino, Creds creds);
+  StripeLayout layout_of(const proto::Inode& inode) const;
+  uint64_t inline_threshold() const { return mds_.session().inline_threshold(); }
+
+  // Data paths (file_io.cc).
+  awaitable<Result<std::string>> read_objects(std::shared_ptr<FileState> st, uint64_t offset,
+                                              uint64_t length);
+  awaitable<Result<std::string>> read_with_readahead(std::shared_ptr<Handle> h, uint64_t offset,
+                                                     uint64_t length);
+  void prefetch(std::shared_ptr<FileState> st, uint64_t from);
+  awaitable<Status> write_objects(std::shared_ptr<FileState> st, uint64_t offset, std::string data);
+  // Both require st->flush_mu held.
+  awaitable<Status> flush_locked(std::shared_ptr<FileState> st);
+  awaitable<Status> uninline_locked(std::shared_ptr<FileState> st);
+  awaitable<Status> flush_state(std::shared_ptr<FileState> st);
+  awaitable<Result<proto::Inode>> truncate(Creds creds, Ino ino, SetAttrArgs args);
+  awaitable<void> flusher_loop();
+  // Re-sends kMdsOpen for every open handle (the MDS restarted).
+  awaitable<void> reopen_all();
+  // Runs tasks with at most max_parallel_objects in flight.
+  template <class T>
+  awaitable<std::vector<T>> bounded_gather(std::vector<awaitable<T>> tasks);
+
+  FileClientOptions options_;
+  std::unique_ptr<ObjectClient> objects_;
+  MdsSession mds_;
+  std::unordered_map<Ino, std::shared_ptr<FileState>> states_;  // open or dirty files
+  std::unordered_map<Fh, std::shared_ptr<Handle>> handles_;
+  // What the MDS last told us about each inode the kernel holds. Xattrs are answered
+  // from it (all xattr changes pass through this client or come back in a reply).
+  std::unordered_map<Ino, Known> known_;
+  uint64_t namespace_gen_ = 1;
+  Fh next_fh_ = 1;
+  bool stopping_ = false;
+  std::shared_ptr<asio::steady_timer> flusher_timer_;
+};
+
+template <class T>
+awaitable<std::vector<T>> FileClient::bounded_gather(std::vector<awaitable<T>> tasks) {
+  size_t limit = std::max<size_t>(1, options_.max_parallel_objects);
+  if (tasks.size() <= limit) co_return co_await gather(std::move(tasks));
+  std::vector<T> out;
+  out.reserve(tasks.size());
+  for (size_t i = 0; i < tasks.size(); i += limit) {
+    std::vector<awaitable<T>> batch;
+    for (size_t j = i; j < std::min(tasks.size(), i + limit); ++j)
+      batch.push_back(std::move(tasks[j]));
+    auto results = co_await gather(std::move(batch));
+    for (auto& r : results) out.push_back(std::move(r));
+  }
+  co_return out;
+}
+
+template <class Req>
+awaitable<Result<proto::Inode>> FileClient::mds_inode(uint32_t method, Req request,
+                                                      const Creds& creds, bool mutating) {
+  // Every inode-returning reply (InodeReply, MknodReply, UnlinkReply) has the inode as
+  // field 1, so one parser serves them all.
+  DFS_CO_AWAIT_TRY(auto reply,
+                   mds_.call<proto::InodeReply>(method, std::move(request), creds, mutating));
+  proto::Inode inode = std::move(*reply.mutable_inode());
+  learn(inode);
+  overlay(inode);
+  co_return inode;
+}
+
+}  // namespace dfs::client

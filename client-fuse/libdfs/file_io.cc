@@ -1,0 +1,354 @@
+// FileClient's data paths: reads with readahead, writes (inline buffering, moving a
+// file to objects, striped object writes), flush and truncate. Open files' lifecycle is
+// in file_open.cc.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/libdfs/file_state.h"
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+namespace {
+
+constexpr uint64_t kMaxPrefetchPiece = 1u << 20;  // the size of the largest FUSE read
+
+void note_write(FileState& st, const Handle& h, proto::Inode* known) {
+  st.mtime = now_timespec();
+  st.writer = h.creds;
+  // Linux clears setuid/setgid on a write unless the writer has CAP_FSETID; root
+  // stands in for that capability here. The MDS does it when the write is pushed (an
+  // inline write always); the cached capability xattr goes now, as it would locally.
+  if (!h.creds.is_root()) st.clear_privileges = true;
+  if (known && (st.is_inline || st.clear_privileges)) {
+    known->mutable_xattrs()->erase("security.capability");
+  }
+}
+
+}  // namespace
+
+awaitable<Result<std::string>> FileClient::read(Fh fh, uint64_t offset, uint64_t length) {
+  auto h = DFS_CO_TRY(handle(fh));
+  auto st = h->state;
+  if (!st) co_return make_error(ErrorCode::kIsDirectory, "not a regular file");
+  co_await st->io.lock_shared();
+  ReadGuard guard(st->io);
+  if (st->is_inline) co_return st->inline_data.read(offset, length);
+  if (offset >= st->size || length == 0) co_return std::string();
+  length = std::min(length, st->size - offset);
+  co_return co_await read_with_readahead(h, offset, length);
+}
+
+awaitable<Result<std::string>> FileClient::read_objects(std::shared_ptr<FileState> st,
+                                                        uint64_t offset, uint64_t length) {
+  auto extents = map_range(st->layout, offset, length);
+  std::vector<awaitable<Result<std::string>>> tasks;
+  for (const auto& e : extents) {
+    tasks.push_back(objects_->read(st->layout.pool, object_name(st->ino, e.object_index),
+                                   e.object_offset, e.length));
+  }
+  auto results = co_await bounded_gather(std::move(tasks));
+  if (results.size() == 1 && results[0] && results[0]->size() == length) {
+    co_return std::move(*results[0]);
+  }
+  std::string out(length, '\0');  // holes and short objects read as zeros
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i]) {
+      if (results[i].error().code() == ErrorCode::kNotFound) continue;
+      co_return unexpected(
+          std::move(results[i])
+              .error()
+              .with_context("reading object " + object_name(st->ino, extents[i].object_index)));
+    }
+    std::memcpy(out.data() + extents[i].buffer_offset, results[i]->data(),
+                std::min<uint64_t>(results[i]->size(), extents[i].length));
+  }
+  co_return out;
+}
+
+void FileClient::prefetch(std::shared_ptr<FileState> st, uint64_t from) {
+  uint64_t piece = std::min<uint64_t>(st->layout.object_size, kMaxPrefetchPiece);
+  uint64_t end = std::min(st->size, from + options_.readahead_bytes);
+  for (uint64_t off = from / piece * piece; off < end; off += piece) {
+    if (st->readahead.count(off)) continue;
+    auto p = std::make_shared<Prefetch>();
+    p->offset = off;
+    p->length = std::min(piece, st->size - off);
+    st->readahead[off] = p;
+    spawn_checked(executor(),
+                  [](FileClient* self, std::shared_ptr<FileState> state,
+                     std::shared_ptr<Prefetch> pf) -> awaitable<void> {
+                    pf->data = co_await self->read_objects(state, pf->offset, pf->length);
+                    pf->done.set();
+                  }(this, st, p));
+  }
+  // Keep the window bounded: what lies behind the reader goes first.
+  size_t max_pieces = options_.readahead_bytes / piece + 2;
+  while (st->readahead.size() > max_pieces) st->readahead.erase(st->readahead.begin());
+}
+
+awaitable<Result<std::string>> FileClient::read_with_readahead(std::shared_ptr<Handle> h,
+                                                               uint64_t offset, uint64_t length) {
+  auto st = h->state;
+  h->sequential = offset == h->next_read ? h->sequential + 1 : 0;
+  h->next_read = offset + length;
+  // Pieces wholly behind a sequential reader are done with.
+  while (!st->readahead.empty()) {
+    auto first = st->readahead.begin();
+    if (first->first + first->second->length > offset) break;
+    st->readahead.erase(first);
+  }
+  if (options_.readahead_bytes > 0 && h->sequential > 0) prefetch(st, offset + length);
+
+  // Serve from prefetched pieces when they cover the whole range.
+  std::vector<std::shared_ptr<Prefetch>> pieces;
+  uint64_t pos = offset;
+  while (pos < offset + length) {
+    auto it = st->readahead.upper_bound(pos);
+    if (it == st->readahead.begin()) break;
+    --it;
+    if (it->first + it->second->length <= pos) break;
+    pieces.push_back(it->second);
+    pos = it->first + it->second->length;
+  }
+  if (pos < offset + length) co_return co_await read_objects(st, offset, length);
+  std::string out(length, '\0');
+  for (const auto& p : pieces) {
+    co_await p->done.wait();
+    if (!p->data) co_return co_await read_objects(st, offset, length);
+    uint64_t from = std::max(offset, p->offset);
+    uint64_t to = std::min(offset + length, p->offset + p->length);
+    if (from - p->offset < p->data->size()) {
+      uint64_t n = std::min<uint64_t>(to - from, p->data->size() - (from - p->offset));
+      std::memcpy(out.data() + (from - offset), p->data->data() + (from - p->offset), n);
+    }
+  }
+  co_return out;
+}
+
+// --- writes ---
+
+awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::string data,
+                                              bool append) {
+  auto h = DFS_CO_TRY(handle(fh));
+  auto st = h->state;
+  if (!st) co_return make_error(ErrorCode::kIsDirectory, "not a regular file");
+  uint64_t length = data.size();
+  if (length == 0) co_return uint64_t{0};
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    {
+      co_await st->io.lock_shared();
+      ReadGuard guard(st->io);
+      if (append) offset = st->size;
+      if (st->is_inline && offset + length <= inline_threshold()) {
+        st->inline_data.write(offset, data);
+        st->size = st->inline_data.size();
+        note_write(*st, *h, known_.count(st->ino) ? &known_[st->ino].inode : nullptr);
+        co_return length;
+      }
+      if (!st->is_inline) {
+        st->readahead.clear();
+        DFS_CO_AWAIT_CHECK(write_objects(st, offset, std::move(data)));
+        st->readahead.clear();
+        st->commit_dirty = true;
+        st->commit_end = std::max(st->commit_end, offset + length);
+        st->size = std::max(st->size, offset + length);
+        note_write(*st, *h, known_.count(st->ino) ? &known_[st->ino].inode : nullptr);
+        co_return length;
+      }
+    }
+    // The write takes the file past the inline threshold: move it to objects first.
+    co_await st->flush_mu.lock();
+    MutexGuard flush_guard(st->flush_mu);
+    st->writer = h->creds;
+    DFS_CO_AWAIT_CHECK(uninline_locked(st));
+  }
+  co_return make_error(ErrorCode::kInternal, "file kept moving between inline and objects");
+}
+
+awaitable<Status> FileClient::write_objects(std::shared_ptr<FileState> st, uint64_t offset,
+                                            std::string data) {
+  auto extents = map_range(st->layout, offset, data.size());
+  std::vector<awaitable<Result<proto::WriteReply>>> tasks;
+  for (const auto& e : extents) {
+    std::string piece =
+        extents.size() == 1 ? std::move(data) : data.substr(e.buffer_offset, e.length);
+    tasks.push_back(objects_->write(st->layout.pool, object_name(st->ino, e.object_index),
+                                    e.object_offset, std::move(piece)));
+  }
+  auto results = co_await bounded_gather(std::move(tasks));
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i]) {
+      co_return unexpected(
+          std::move(results[i])
+              .error()
+              .with_context("writing object " + object_name(st->ino, extents[i].object_index)));
+    }
+  }
+  co_return ok_status();
+}
+
+awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
+  co_await st->io.lock();
+  WriteGuard guard(st->io);
+  if (!st->is_inline) co_return ok_status();
+  // The MDS moves what it has into object 0; bytes it has not seen yet go straight to
+  // the objects afterwards (one MDS round trip fewer than sending them inline first).
+  auto dirty = st->inline_data.take_dirty();
+  uint64_t dirty_end = dirty.offset + dirty.bytes.size();
+  // An MDS holding no inline bytes has nothing to move: the first CommitWrite turns
+  // the empty inline file into an object file (a round trip saved per new file).
+  if (st->mds_inline_bytes > 0) {
+    proto::UninlineRequest request;
+    request.set_ino(st->ino);
+    auto moved = co_await mds_.call<proto::InodeReply>(rpc::kMdsUninline, std::move(request),
+                                                       st->writer, true);
+    if (!moved) {
+      st->inline_data.mark_dirty(dirty.offset, dirty_end);
+      co_return unexpected(std::move(moved).error().with_context("moving a file to objects"));
+    }
+    learn(moved->inode());
+  } else {
+    st->commit_dirty = true;  // the CommitWrite is what moves it
+  }
+  st->mds_inline_bytes = 0;
+  uint64_t local_size = st->inline_data.size();
+  st->is_inline = false;
+  st->inline_data.clear();
+  if (!dirty.bytes.empty()) {
+    auto written = co_await write_objects(st, dirty.offset, std::move(dirty.bytes));
+    if (!written) {
+      st->write_error = written.error();
+      co_return unexpected(std::move(written).error());
+    }
+    st->commit_dirty = true;
+    st->commit_end = std::max(st->commit_end, local_size);
+  }
+  co_return ok_status();
+}
+
+// --- flush ---
+
+awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st) {
+  Status result;
+  if (st->is_inline && st->inline_data.dirty()) {
+    auto dirty = st->inline_data.take_dirty();
+    uint64_t lo = dirty.offset;
+    uint64_t hi = lo + dirty.bytes.size();
+    proto::WriteInlineRequest request;
+    request.set_ino(st->ino);
+    request.set_offset(lo);
+    request.set_data(std::move(dirty.bytes));
+    auto sent = co_await mds_.call<proto::InodeReply>(rpc::kMdsWriteInline, std::move(request),
+                                                      st->writer, true);
+    if (sent) {
+      st->mds_inline_bytes = std::max(st->mds_inline_bytes, hi);
+      learn(sent->inode());
+    } else {
+      st->inline_data.mark_dirty(lo, hi);
+      if (sent.error().code() == ErrorCode::kFileTooBig) {
+        // The MDS's threshold is lower than ours thought: the data goes to objects.
+        auto moved = co_await uninline_locked(st);
+        if (!moved) result = std::move(moved).error();
+      } else if (is_gone(sent.error())) {
+        st->inline_data.take_dirty();  // the file is gone, and its buffered bytes with it
+      } else {
+        result = std::move(sent).error().with_context("pushing buffered writes");
+      }
+    }
+  }
+  if (st->commit_dirty) {
+    uint64_t end = st->commit_end;
+    bool clear = st->clear_privileges;
+    st->commit_dirty = false;
+    st->clear_privileges = false;
+    proto::CommitWriteRequest request;
+    request.set_ino(st->ino);
+    request.set_end(end);
+    *request.mutable_mtime() = st->mtime;
+    request.set_clear_privileges(clear);
+    auto sent = co_await mds_.call<proto::InodeReply>(rpc::kMdsCommitWrite, std::move(request),
+                                                      st->writer, true);
+    if (sent) {
+      learn(sent->inode());
+    } else if (!is_gone(sent.error())) {
+      st->commit_dirty = true;
+      st->commit_end = std::max(st->commit_end, end);
+      st->clear_privileges = st->clear_privileges || clear;
+      if (result) result = std::move(sent).error().with_context("recording the file size");
+    }
+  }
+  if (result && st->write_error) {
+    result = std::move(*st->write_error);
+    st->write_error.reset();
+  }
+  co_return result;
+}
+
+awaitable<Status> FileClient::flush_state(std::shared_ptr<FileState> st) {
+  co_await st->flush_mu.lock();
+  MutexGuard guard(st->flush_mu);
+  co_return co_await flush_locked(st);
+}
+
+awaitable<Status> FileClient::flush(Fh fh) {
+  auto h = DFS_CO_TRY(handle(fh));
+  if (!h->state) co_return ok_status();
+  co_return co_await flush_state(h->state);
+}
+
+awaitable<Status> FileClient::fsync(Fh fh) { co_return co_await flush(fh); }
+
+// --- truncate ---
+
+awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAttrArgs args) {
+  // The MDS cuts the objects past the new end (before it records the size) and moves
+  // an inline file that grows past the threshold to objects; it must know every byte
+  // we wrote first, so buffered state goes out before, under the file's locks.
+  std::shared_ptr<FileState> st;
+  if (auto it = states_.find(ino); it != states_.end()) st = it->second;
+  std::optional<MutexGuard> flush_guard;
+  std::optional<WriteGuard> io_guard;
+  if (st) {
+    co_await st->flush_mu.lock();
+    flush_guard.emplace(st->flush_mu);
+    DFS_CO_AWAIT_CHECK(flush_locked(st));
+    co_await st->io.lock();
+    io_guard.emplace(st->io);
+    st->readahead.clear();
+  }
+  proto::SetAttrRequest request;
+  request.set_ino(ino);
+  request.set_valid(args.valid);
+  request.set_mode(args.mode);
+  request.set_uid(args.uid);
+  request.set_gid(args.gid);
+  request.set_size(args.size);
+  *request.mutable_atime() = args.atime;
+  *request.mutable_mtime() = args.mtime;
+  *request.mutable_ctime() = args.ctime;
+  DFS_CO_AWAIT_TRY(auto reply,
+                   mds_.call<proto::InodeReply>(rpc::kMdsSetAttr, std::move(request), creds, true));
+  proto::Inode inode = std::move(*reply.mutable_inode());
+  learn(inode);
+  if (st) {
+    st->size = args.size;
+    if (inode.inline_()) st->mds_inline_bytes = inode.inline_data().size();
+    st->commit_end = std::min(st->commit_end, args.size);
+    if (inode.ino() == ino) st->is_inline = inode.inline_();
+    if (st->is_inline) {
+      std::string data = inode.inline_data();
+      data.resize(args.size, '\0');
+      st->inline_data = InlineBuffer(std::move(data));
+    } else {
+      st->inline_data.clear();
+    }
+  }
+  overlay(inode);
+  co_return inode;
+}
+
+}  // namespace dfs::client

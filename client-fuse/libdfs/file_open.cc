@@ -1,0 +1,251 @@
+// FileClient: the lifecycle of open files. A held file (FileState) carries one MDS
+// open from its first handle until `linger` after its last close; its buffered writes
+// are pushed on flush/fsync/release and by the background flusher.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/libdfs/file_state.h"
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+
+Result<std::shared_ptr<Handle>> FileClient::handle(Fh fh) {
+  auto it = handles_.find(fh);
+  if (it == handles_.end()) {
+    return make_error(ErrorCode::kInvalidArgument, "no open file handle " + std::to_string(fh));
+  }
+  return it->second;
+}
+
+std::shared_ptr<FileState> FileClient::held(Ino ino) const {
+  auto it = states_.find(ino);
+  return it == states_.end() ? nullptr : it->second;
+}
+
+void FileClient::learn(const proto::Inode& inode) {
+  if (inode.ino() == 0) return;
+  constexpr size_t kMaxKnown = 1u << 20;
+  if (known_.size() >= kMaxKnown && !known_.count(inode.ino())) known_.clear();
+  Known& k = known_[inode.ino()];
+  // Replies may pass each other: never go back to an older version.
+  if (k.inode.ino() != 0 && inode.version() < k.inode.version()) return;
+  k.inode = inode;
+  k.inode.clear_inline_data();
+  k.attrs_gen = namespace_gen_;
+}
+
+const FileClient::Known* FileClient::known(Ino ino) const {
+  auto it = known_.find(ino);
+  return it == known_.end() ? nullptr : &it->second;
+}
+
+void FileClient::forget(Ino ino) {
+  if (!states_.count(ino)) known_.erase(ino);
+}
+
+std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
+  auto& slot = states_[inode.ino()];
+  if (!slot) {
+    slot = std::make_shared<FileState>(inode.ino());
+    slot->layout = layout_of(inode);
+    slot->is_inline = inode.inline_();
+    slot->size = inode.size();
+    slot->mtime = inode.mtime();
+    if (slot->is_inline) {
+      std::string data = inode.inline_data();
+      slot->mds_inline_bytes = data.size();
+      data.resize(inode.size(), '\0');
+      slot->inline_data = InlineBuffer(std::move(data));
+    }
+  }
+  return slot;
+}
+
+OpenFile FileClient::open_handle(const Creds& creds, proto::Inode inode, int flags, bool counted) {
+  auto h = std::make_shared<Handle>();
+  h->ino = inode.ino();
+  h->flags = flags;
+  h->creds = creds;
+  if (S_ISREG(inode.mode())) {
+    h->state = state_for(inode);
+    ++h->state->handles;
+    if (counted && h->state->mds_open) {
+      // Two opens raced to the MDS; the state needs only one.
+      spawn_checked(executor(), send_release(inode.ino(), creds));
+    } else if (counted) {
+      h->state->mds_open = true;
+      h->state->opener = creds;
+    }
+  } else {
+    h->mds_open = counted;
+  }
+  Fh fh = next_fh_++;
+  handles_[fh] = std::move(h);
+  overlay(inode);
+  return OpenFile{fh, std::move(inode), false};
+}
+
+awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
+  if (auto st = held(ino); st && st->mds_open) {
+    // Open or lingering here already: the MDS counts it, the state knows it.
+    const Known* k = known(ino);
+    if (k && k->inode.ino() == ino) co_return open_handle(creds, k->inode, flags, false);
+    DFS_CO_AWAIT_TRY(auto inode, getattr(creds, ino));
+    co_return open_handle(creds, std::move(inode), flags, false);
+  }
+  proto::OpenRequest request;
+  request.set_ino(ino);
+  // O_TRUNC arrives as a separate setattr (no atomic_o_trunc), which pushes buffered
+  // writes first; the MDS truncating on open would skip that.
+  request.set_flags(static_cast<uint32_t>(flags & ~(O_TRUNC | O_CREAT | O_EXCL)));
+  DFS_CO_AWAIT_TRY(auto inode, mds_inode(rpc::kMdsOpen, std::move(request), creds, true));
+  if (inode.ino() == 0) {  // an MDS that answers Open without the inode
+    DFS_CO_AWAIT_TRY(inode, getattr(creds, ino));
+  }
+  co_return open_handle(creds, std::move(inode), flags, true);
+}
+
+awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::string name,
+                                               uint32_t mode, int flags) {
+  DFS_CO_TRY_STATUS(check_name(name));
+  proto::MknodRequest request;
+  request.set_parent(parent);
+  request.set_name(std::move(name));
+  request.set_mode(S_IFREG | (mode & 07777));
+  request.set_exclusive((flags & O_EXCL) != 0);
+  request.set_open(true);  // counts our open too: one round trip for create + open
+  DFS_CO_AWAIT_TRY(auto made,
+                   mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true));
+  if (!S_ISREG(made.inode().mode())) {
+    // O_CREAT without O_EXCL on a name that is not a regular file: the MDS counted an
+    // open we cannot use.
+    co_await send_release(made.inode().ino(), creds);
+    co_return make_error(
+        S_ISDIR(made.inode().mode()) ? ErrorCode::kIsDirectory : ErrorCode::kAlreadyExists,
+        "create over an existing non-file");
+  }
+  learn(made.inode());
+  // The kernel's dentry said the name was free; an existing file means it was stale.
+  bool created = made.created() || (flags & O_EXCL);
+  OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
+  file.created = created;
+  if (!created && (flags & O_TRUNC)) {
+    SetAttrArgs args;
+    args.valid = kSetSize;
+    auto truncated = co_await truncate(creds, file.inode.ino(), args);
+    if (!truncated) {
+      ignore_error(co_await release(file.fh), "already failing with the truncate's error");
+      co_return unexpected(std::move(truncated).error());
+    }
+    file.inode = std::move(*truncated);
+  }
+  co_return file;
+}
+
+awaitable<void> FileClient::send_release(Ino ino, Creds creds) {
+  proto::ReleaseRequest request;
+  request.set_ino(ino);
+  auto released =
+      co_await mds_.call<proto::Empty>(rpc::kMdsRelease, std::move(request), creds, true);
+  if (!released) spdlog::warn("release of inode {:#x}: {}", ino, released.error().to_string());
+}
+
+awaitable<Status> FileClient::release(Fh fh) {
+  auto it = handles_.find(fh);
+  if (it == handles_.end()) co_return ok_status();
+  auto h = it->second;
+  handles_.erase(it);
+  if (!h->state) {
+    if (h->mds_open) co_await send_release(h->ino, h->creds);
+    co_return ok_status();
+  }
+  auto st = h->state;
+  if (--st->handles > 0) co_return ok_status();
+  Status flushed = co_await flush_state(st);
+  st->linger_until = Clock::now() + options_.linger;
+  if (options_.linger.count() == 0 || stopping_) co_await drop_state(st);
+  co_return flushed;
+}
+
+awaitable<void> FileClient::drop_state(std::shared_ptr<FileState> st) {
+  if (st->handles > 0 || st->dirty() || st->flush_mu.locked()) co_return;
+  auto it = states_.find(st->ino);
+  if (it == states_.end() || it->second != st) co_return;
+  states_.erase(it);
+  if (st->mds_open) {
+    st->mds_open = false;
+    co_await send_release(st->ino, st->opener);
+  }
+}
+
+void FileClient::drop_soon(const std::shared_ptr<FileState>& st) {
+  if (st && st->handles == 0) spawn_checked(executor(), drop_state(st));
+}
+
+awaitable<void> FileClient::reopen_all() {
+  std::vector<std::pair<Ino, Creds>> opens;
+  for (auto& [ino, st] : states_) {
+    if (st->mds_open) opens.emplace_back(ino, st->opener);
+  }
+  for (auto& [fh, h] : handles_) {
+    if (h->mds_open) opens.emplace_back(h->ino, h->creds);
+  }
+  spdlog::info("the MDS restarted: re-opening {} held files", opens.size());
+  for (auto& [ino, creds] : opens) {
+    proto::OpenRequest request;
+    request.set_ino(ino);
+    auto reopened =
+        co_await mds_.call<proto::InodeReply>(rpc::kMdsOpen, std::move(request), creds, true);
+    if (!reopened) spdlog::warn("re-opening inode {:#x}: {}", ino, reopened.error().to_string());
+  }
+}
+
+awaitable<Status> FileClient::sync_all() {
+  std::vector<awaitable<Status>> tasks;
+  for (auto& [ino, st] : states_) {
+    if (st->dirty() || st->write_error) tasks.push_back(flush_state(st));
+  }
+  Status result;
+  auto results = co_await bounded_gather(std::move(tasks));
+  for (auto& s : results) {
+    if (!s && result) result = std::move(s);
+  }
+  co_return result;
+}
+
+awaitable<Status> FileClient::shutdown() {
+  stopping_ = true;
+  if (flusher_timer_) flusher_timer_->cancel();
+  Status synced = co_await sync_all();
+  std::vector<std::shared_ptr<FileState>> idle;
+  for (auto& [ino, st] : states_) idle.push_back(st);
+  for (auto& st : idle) co_await drop_state(st);
+  spdlog::info("MDS calls (method: count x mean latency): {}", mds_.stats_summary());
+  co_return synced;
+}
+
+awaitable<void> FileClient::flusher_loop() {
+  flusher_timer_ = std::make_shared<asio::steady_timer>(executor());
+  while (!stopping_) {
+    flusher_timer_->expires_after(std::min(options_.commit_interval, Duration(1000)));
+    co_await flusher_timer_->async_wait(use_awaitable_tuple);
+    if (stopping_) break;
+    std::vector<std::shared_ptr<FileState>> states;
+    for (auto& [ino, st] : states_) states.push_back(st);
+    auto now = Clock::now();
+    for (auto& st : states) {
+      if (st->dirty()) {
+        auto flushed = co_await flush_state(st);
+        if (!flushed) {
+          spdlog::warn("background flush of inode {:#x}: {}", st->ino, flushed.error().to_string());
+        }
+      }
+      if (st->handles == 0 && now >= st->linger_until) co_await drop_state(st);
+      if (stopping_) break;
+    }
+  }
+}
+
+}  // namespace dfs::client

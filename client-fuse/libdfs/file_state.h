@@ -1,0 +1,88 @@
+// Client-side state of one open (or not yet flushed) regular file, and of one open
+// handle. Internal to FileClient; owned by its I/O thread.
+//
+// Consistency rules: `size` is the file's size as this client knows it (the MDS's
+// plus writes not yet committed) and is authoritative while the state exists, since
+// every change to the file passes through this client (single-client mode; the
+// capability issue makes this a granted exclusive cap). Locks, always taken in this
+// order: flush_mu (one flush, uninline or truncate at a time), then io (shared by
+// reads and writes, exclusive for changes of where the data lives).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "client-fuse/libdfs/async_sync.h"
+#include "client-fuse/libdfs/creds.h"
+#include "client-fuse/libdfs/inline_buffer.h"
+#include "client-fuse/libdfs/striping.h"
+#include "common/proto/mds.pb.h"
+
+namespace dfs::client {
+
+// One prefetched piece of an object-backed file.
+struct Prefetch {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  AsyncEvent done;
+  Result<std::string> data;
+};
+
+struct FileState {
+  explicit FileState(uint64_t ino_) : ino(ino_) {}
+
+  uint64_t ino;
+  StripeLayout layout;
+  bool is_inline = false;
+  InlineBuffer inline_data;       // the whole file while is_inline
+  uint64_t mds_inline_bytes = 0;  // how much inline data the MDS holds
+  uint64_t size = 0;
+  proto::Timespec mtime;  // of the last write not yet committed
+
+  // The state holds one MDS open of the file (kMdsOpen, or kMdsMknod with open) from
+  // its first handle until it is dropped, which is `linger` after the last handle
+  // closed: a file reopened soon after (rsync, tar, editors) costs no round trip.
+  bool mds_open = false;
+  Creds opener;  // who made that open: the release goes out with these credentials
+  Clock::time_point linger_until{};
+
+  // Object writes whose end of file and mtime the MDS has not recorded yet.
+  bool commit_dirty = false;
+  uint64_t commit_end = 0;
+  bool clear_privileges = false;
+  Creds writer;  // the credentials buffered writes are pushed with
+
+  int handles = 0;
+  AsyncMutex flush_mu;
+  AsyncRwLock io;
+  std::optional<Error> write_error;  // a failed background write, reported by fsync
+
+  // Prefetched pieces by file offset; dropped on every write and truncate.
+  std::map<uint64_t, std::shared_ptr<Prefetch>> readahead;
+
+  bool dirty() const { return commit_dirty || inline_data.dirty(); }
+};
+
+struct Handle {
+  uint64_t ino = 0;
+  int flags = 0;
+  Creds creds;  // the opener's: writes through this handle are pushed with them
+  std::shared_ptr<FileState> state;  // regular files
+  bool mds_open = false;             // other files: this handle holds its own MDS open
+  uint64_t next_read = 0;            // where a sequential reader reads next
+  uint32_t sequential = 0;           // consecutive sequential reads
+};
+
+// The current time as a protobuf Timespec (mtime of buffered writes).
+proto::Timespec now_timespec();
+
+// A directory entry name the MDS can take. Errors: kNameTooLong, kInvalidArgument.
+Status check_name(const std::string& name);
+
+// The file (inode) no longer exists: buffered state for it can only be dropped.
+inline bool is_gone(const Error& e) {
+  return e.code() == ErrorCode::kStale || e.code() == ErrorCode::kNotFound;
+}
+
+}  // namespace dfs::client

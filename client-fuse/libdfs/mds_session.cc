@@ -1,0 +1,108 @@
+#include "client-fuse/libdfs/mds_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+namespace {
+
+Duration left_until(Clock::time_point deadline) {
+  return std::chrono::duration_cast<Duration>(deadline - Clock::now());
+}
+
+}  // namespace
+
+MdsSession::MdsSession(ObjectClient& objects) : objects_(objects) {}
+
+awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time_point deadline) {
+  const auto* mds = objects_.maps().map().mds_for_rank(0);
+  if (!mds) {
+    co_return make_error(ErrorCode::kUnavailable, "no MDS serves rank 0 in map epoch " +
+                                                      std::to_string(objects_.maps().epoch()));
+  }
+  std::string addr = mds->addr();
+  auto attempt = std::min(deadline, Clock::now() + objects_.options().attempt_timeout);
+  DFS_CO_AWAIT_TRY(auto conn, objects_.messenger().connection(addr, attempt));
+  if (conn == session_conn_) co_return conn;
+  // A new connection (first use, reconnect, or a new MDS address): (re)open the
+  // session on it before anything else; the MDS resumes it by our entity.
+  proto::SessionRequest request;
+  request.set_client(objects_.entity());
+  auto left = std::max(left_until(attempt), Duration(1));
+  DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left));
+  auto reply = DFS_CO_TRY(rpc::parse_body<proto::SessionReply>(frame.body));
+  bool restarted = session_conn_ && reply.mds_instance() != session_.mds_instance();
+  if (session_conn_) {
+    spdlog::info("mds session resumed on {} ({}{})", addr, mds->name(),
+                 restarted ? ", a new instance" : "");
+  }
+  session_ = std::move(reply);
+  session_conn_ = conn;
+  if (restarted && on_new_instance_) co_await on_new_instance_();
+  co_return conn;
+}
+
+awaitable<Result<proto::SessionReply>> MdsSession::open(Duration timeout) {
+  auto deadline = Clock::now() + timeout;
+  Error last(ErrorCode::kTimeout, "no attempt made");
+  while (left_until(deadline).count() > 0) {
+    auto conn = co_await session_connection(deadline);
+    if (conn) co_return session_;
+    last = std::move(conn).error();
+    if (!is_retryable(last.code())) break;
+    ignore_error(
+        co_await objects_.maps().wait_for_change(std::min(left_until(deadline), Duration(200))),
+        "woken by a new map or the timeout alike");
+  }
+  co_return unexpected(std::move(last).with_context("opening the MDS session"));
+}
+
+std::string MdsSession::stats_summary() const {
+  std::string out;
+  for (const auto& [method, s] : stats_) {
+    out += (out.empty() ? "" : ", ") + std::to_string(method) + ": " + std::to_string(s.calls) +
+           " x " + std::to_string(s.calls ? s.total.count() / s.calls : 0) + " us";
+  }
+  return out;
+}
+
+awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string body) {
+  auto started = Clock::now();
+  auto result = co_await call_with_retries(method, std::move(body));
+  auto& s = stats_[method];
+  ++s.calls;
+  s.total += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+  co_return result;
+}
+
+awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std::string body) {
+  auto deadline = Clock::now() + objects_.options().op_timeout;
+  Error last(ErrorCode::kTimeout, "no attempt made");
+  Duration backoff(20);
+  for (int attempt = 1;; ++attempt) {
+    if (left_until(deadline).count() <= 0) {
+      co_return unexpected(std::move(last).with_context("MDS request " + std::to_string(method) +
+                                                        " gave up after " +
+                                                        std::to_string(attempt - 1) + " attempts"));
+    }
+    if (attempt > 1) ++resends_;
+    auto conn = co_await session_connection(deadline);
+    if (conn) {
+      auto left = std::min(objects_.options().attempt_timeout, left_until(deadline));
+      auto reply = co_await (*conn)->call(method, body, {}, std::max(left, Duration(1)));
+      if (reply) co_return reply;
+      last = std::move(reply).error();
+    } else {
+      last = std::move(conn).error();
+    }
+    if (!is_retryable(last.code())) co_return unexpected(std::move(last));
+    spdlog::debug("MDS request {} attempt {} failed: {}", method, attempt, last.to_string());
+    // A new map may name a new MDS address; otherwise back off.
+    ignore_error(co_await objects_.maps().wait_for_change(std::min(left_until(deadline), backoff)),
+                 "woken by a new map or the backoff alike");
+    backoff = std::min(backoff * 2, Duration(1000));
+  }
+}
+
+}  // namespace dfs::client

@@ -1,0 +1,82 @@
+// MdsSession: libdfs's link to the metadata server. It finds rank 0 in the cluster
+// map (and follows it to a new address), opens the client session on every new
+// connection, stamps each request with the caller's credentials and, for a mutation, a
+// request id (client entity, seq) that stays the same across resends, so the MDS,
+// which deduplicates by it, applies the mutation once even when a connection was lost
+// with its outcome unknown. Runs on the ObjectClient's I/O thread: call only there.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "client-fuse/libdfs/creds.h"
+#include "client-fuse/libdfs/object_client.h"
+#include "common/proto/mds.pb.h"
+#include "common/rpc/connection.h"
+
+namespace dfs::client {
+
+class MdsSession {
+ public:
+  // `objects` provides the map, the messenger and the timeouts (op_timeout bounds
+  // every call, retries included; attempt_timeout one try).
+  explicit MdsSession(ObjectClient& objects);
+
+  // Opens the session, waiting up to `timeout` for an MDS to appear in the map.
+  // Errors: kUnavailable, kTimeout, or the MDS's own error.
+  awaitable<Result<proto::SessionReply>> open(Duration timeout);
+  // The last session reply: root inode, default layout, inline threshold.
+  const proto::SessionReply& session() const { return session_; }
+
+  // Sends `request` (whose `header` this fills in) and parses the reply as `Resp`.
+  // `mutating` requests get a fresh request id, kept across resends. Retryable
+  // failures (no MDS in the map, connection lost or refused, timeouts) are retried
+  // until op_timeout. Errors: the MDS's error codes; kTimeout / kUnavailable when the
+  // MDS could not be reached in time (the caller maps them to EIO).
+  template <class Resp, class Req>
+  awaitable<Result<Resp>> call(uint32_t method, Req request, const Creds& creds, bool mutating) {
+    auto* header = request.mutable_header();
+    creds.to_proto(header->mutable_creds());
+    if (mutating) {
+      header->mutable_reqid()->set_client(objects_.entity());
+      header->mutable_reqid()->set_seq(next_seq_++);
+    }
+    DFS_CO_AWAIT_TRY(auto frame, call_raw(method, request.SerializeAsString()));
+    co_return rpc::parse_body<Resp>(frame.body);
+  }
+
+  // Called (and awaited) when a session opens on an MDS instance other than the one
+  // before (it restarted and lost its in-memory open counts): the owner re-sends
+  // kMdsOpen for every file it holds open, within the MDS's reclaim grace period.
+  void on_new_instance(std::function<awaitable<void>()> hook) {
+    on_new_instance_ = std::move(hook);
+  }
+
+  // Number of calls that were resent after a failed attempt (for tests and logs).
+  uint64_t resends() const { return resends_; }
+
+  // Calls and their total latency per method, for the log at unmount.
+  struct MethodStats {
+    uint64_t calls = 0;
+    std::chrono::microseconds total{0};
+  };
+  const std::map<uint32_t, MethodStats>& stats() const { return stats_; }
+  std::string stats_summary() const;
+
+ private:
+  awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
+  awaitable<Result<rpc::Frame>> call_with_retries(uint32_t method, std::string body);
+  // The connection to rank 0 with a session open on it. Errors: retryable ones.
+  awaitable<Result<rpc::ConnectionPtr>> session_connection(Clock::time_point deadline);
+
+  ObjectClient& objects_;
+  proto::SessionReply session_;
+  rpc::ConnectionPtr session_conn_;  // the connection the session was opened on
+  std::function<awaitable<void>()> on_new_instance_;
+  uint64_t next_seq_ = 1;
+  uint64_t resends_ = 0;
+  std::map<uint32_t, MethodStats> stats_;
+};
+
+}  // namespace dfs::client

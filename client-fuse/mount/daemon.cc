@@ -1,0 +1,289 @@
+#include "client-fuse/mount/daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "client-fuse/fuse/ops.h"
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/vfs/vfs.h"
+#include "common/config/config.h"
+#include "common/log/log.h"
+
+namespace dfs::mount {
+namespace {
+
+// libfuse's own messages go to our log; its last error explains a failed mount.
+std::mutex fuse_log_mu;
+std::string last_fuse_error;  // guarded by fuse_log_mu
+
+void log_from_libfuse(enum fuse_log_level level, const char* fmt, va_list ap) {
+  char buf[1024];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  std::string line(buf);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  if (level <= FUSE_LOG_ERR) {
+    spdlog::error("libfuse: {}", line);
+    std::lock_guard<std::mutex> lock(fuse_log_mu);
+    last_fuse_error = line;
+  } else if (level <= FUSE_LOG_NOTICE) {
+    spdlog::info("libfuse: {}", line);
+  } else {
+    spdlog::debug("libfuse: {}", line);
+  }
+}
+
+std::string fuse_error_suffix() {
+  std::lock_guard<std::mutex> lock(fuse_log_mu);
+  return last_fuse_error.empty() ? std::string() : ": " + last_fuse_error;
+}
+
+// How the serving process tells the waiting parent (or, in the foreground, the
+// terminal) how the mount went: one line, then silence.
+class Reporter {
+ public:
+  Reporter(int fd, const char* program) : fd_(fd), program_(program) {}
+
+  void ok() { send("ok"); }
+  void fail(const std::string& message) {
+    if (done_) return;
+    spdlog::error("{}", message);
+    send("error " + message);
+  }
+
+ private:
+  void send(const std::string& line) {
+    if (done_) return;
+    done_ = true;
+    if (fd_ < 0) {
+      if (line != "ok") std::fprintf(stderr, "%s: %s\n", program_, line.substr(6).c_str());
+      return;
+    }
+    std::string msg = line + "\n";
+    // A parent that went away cannot be told; nothing else to do then.
+    [[maybe_unused]] ssize_t n = ::write(fd_, msg.data(), msg.size());
+    ::close(fd_);
+    fd_ = -1;
+  }
+
+  int fd_;
+  const char* program_;
+  bool done_ = false;
+};
+
+std::string default_log_file(const MountOptions& o) {
+  if (!o.log_file.empty()) return o.log_file;
+  if (o.foreground) return {};  // stderr
+  std::string dir = ::geteuid() == 0 ? "/var/log/dfs" : "";
+  if (dir.empty()) return "/dev/null";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  return dir + "/client." + o.name + ".log";
+}
+
+Result<std::vector<std::string>> monitors(const MountOptions& o) {
+  if (!o.source.mon_addrs.empty()) return o.source.mon_addrs;
+  std::string path = resolve_config_path(o.conf);
+  auto config = Config::load_file(path);
+  if (!config) {
+    return unexpected(std::move(config).error().with_context(
+        "the source names no monitor, so they come from " + path));
+  }
+  auto addrs = split_list(config->get_or("global", "mon_addrs", ""));
+  if (addrs.empty()) return make_error(ErrorCode::kInvalidArgument, "no mon_addrs in " + path);
+  return addrs;
+}
+
+client::FileClientOptions client_options(const MountOptions& o, std::vector<std::string> mons) {
+  client::FileClientOptions c;
+  c.objects.mon_addrs = std::move(mons);
+  c.objects.name = o.name;
+  c.objects.op_timeout = Duration(o.op_timeout_s * 1000ull);
+  c.objects.attempt_timeout = std::min(c.objects.op_timeout, Duration(20000));
+  c.objects.connect_timeout = Duration(o.mount_timeout_s * 1000ull);
+  c.readahead_bytes = o.readahead_bytes;
+  return c;
+}
+
+// Everything after the fork: connect, mount, serve. Returns the exit status.
+int serve(const MountOptions& o, Reporter& reporter) {
+  auto mons = monitors(o);
+  if (!mons) {
+    reporter.fail(mons.error().to_string());
+    return 1;
+  }
+  auto client = client::FileClient::connect(client_options(o, *mons));
+  if (!client) {
+    reporter.fail(client.error().to_string());
+    return 1;
+  }
+  client::Creds creds;
+  creds.uid = ::geteuid();
+  creds.gid = ::getegid();
+  auto root = (*client)->run((*client)->resolve(creds, o.source.subdir));
+  if (!root) {
+    reporter.fail("subdirectory " + o.source.subdir + ": " + root.error().to_string());
+    return 1;
+  }
+  if (!S_ISDIR(root->mode())) {
+    reporter.fail("subdirectory " + o.source.subdir + " is not a directory");
+    return 1;
+  }
+  vfs::VfsOptions vo;
+  vo.entry_timeout = o.entry_timeout;
+  vo.attr_timeout = o.attr_timeout;
+  vo.negative_timeout = o.negative_timeout;
+  vo.writeback_cache = o.writeback_cache;
+  // The Vfs maps the kernel's root to the mounted directory.
+  client::FileClient& fc = **client;
+  vfs::Vfs vfs(fc, vo, root->ino());
+
+  fuse::FuseContext ctx;
+  ctx.vfs = &vfs;
+  ctx.options.writeback_cache = o.writeback_cache;
+  ctx.options.posix_acl = o.posix_acl;
+  ctx.options.splice = o.splice;
+  ctx.on_init = [&reporter] { reporter.ok(); };
+
+  std::vector<std::string> args = {"dfs-fuse"};
+  if (o.debug) args.push_back("-d");
+  args.push_back("-o");
+  args.push_back(fuse_mount_options(o, ::geteuid() == 0));
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  fuse_lowlevel_ops ops = fuse::make_ops();
+  if (!o.debug) fuse_set_log_func(log_from_libfuse);  // -d: libfuse traces to stderr
+  fuse_session* se = fuse_session_new(&fargs, &ops, sizeof ops, &ctx);
+  if (!se) {
+    reporter.fail("libfuse rejected the mount options " + args.back() + fuse_error_suffix());
+    return 1;
+  }
+  int rc = 1;
+  if (fuse_set_signal_handlers(se) != 0) {
+    reporter.fail("cannot install signal handlers");
+  } else {
+    if (fuse_session_mount(se, o.mountpoint.c_str()) != 0) {
+      reporter.fail("cannot mount on " + o.mountpoint + fuse_error_suffix());
+    } else {
+      spdlog::info("mounted {} on {} as client.{}", o.source_text, o.mountpoint, o.name);
+      fuse_loop_config* loop = fuse_loop_cfg_create();
+      fuse_loop_cfg_set_clone_fd(loop, 1);
+      fuse_loop_cfg_set_max_threads(loop, 16);
+      rc = fuse_session_loop_mt(se, loop) == 0 ? 0 : 1;
+      fuse_loop_cfg_destroy(loop);
+      fuse_session_unmount(se);
+      spdlog::info("unmounted {}", o.mountpoint);
+    }
+    fuse_remove_signal_handlers(se);
+  }
+  fuse_session_destroy(se);  // runs destroy(): pushes what is buffered
+  auto flushed = fc.run(fc.shutdown());
+  if (!flushed) {
+    spdlog::error("final flush failed: {}", flushed.error().to_string());
+    rc = 1;
+  }
+  reporter.fail("the file system daemon stopped before the mount was live");
+  return rc;
+}
+
+Status check_mountpoint(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return make_error(ErrorCode::kNotFound, "mount point " + path + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return make_error(ErrorCode::kNotDirectory, "mount point " + path + " is not a directory");
+  }
+  return ok_status();
+}
+
+// Waits for the child's one line. Returns the exit status for the parent.
+int wait_for_child(pid_t child, int fd, const MountOptions& o, const char* program) {
+  std::string line;
+  int budget_ms = static_cast<int>(o.mount_timeout_s) * 2000 + 15000;
+  pollfd p{fd, POLLIN, 0};
+  while (line.find('\n') == std::string::npos) {
+    int ready = ::poll(&p, 1, budget_ms);
+    if (ready <= 0) {
+      ::kill(child, SIGTERM);
+      std::fprintf(stderr, "%s: the mount did not come up in time\n", program);
+      return 1;
+    }
+    char buf[512];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    line.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (line.rfind("ok", 0) == 0) return 0;
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (line.rfind("error ", 0) == 0) {
+    line = line.substr(6);
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    std::fprintf(stderr, "%s: %s\n", program, line.c_str());
+  } else {
+    std::fprintf(stderr, "%s: the file system daemon exited before mounting (see %s)\n", program,
+                 default_log_file(o).c_str());
+  }
+  return 1;
+}
+
+}  // namespace
+
+int run_mount(const MountOptions& options, const char* program) {
+  if (auto ok = check_mountpoint(options.mountpoint); !ok) {
+    std::fprintf(stderr, "%s: %s\n", program, ok.error().context().c_str());
+    return 1;
+  }
+  int fds[2] = {-1, -1};
+  if (!options.foreground) {
+    // Fork before any thread exists; the child reports back through the pipe.
+    if (::pipe(fds) != 0) {
+      std::perror(program);
+      return 1;
+    }
+    pid_t child = ::fork();
+    if (child < 0) {
+      std::perror(program);
+      return 1;
+    }
+    if (child > 0) {
+      ::close(fds[1]);
+      return wait_for_child(child, fds[0], options, program);
+    }
+    ::close(fds[0]);
+    ::setsid();
+    if (::chdir("/") != 0) return 1;
+    int null = ::open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      ::dup2(null, STDIN_FILENO);
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+      if (null > STDERR_FILENO) ::close(null);
+    }
+  }
+  LogOptions log;
+  log.name = "client." + options.name;
+  log.file = default_log_file(options);
+  log.level = options.debug ? "debug" : options.log_level;
+  if (auto logging = init_logging(log); !logging) {
+    log.file = "/dev/null";
+    ignore_error(init_logging(log), "no log is better than no mount");
+  }
+  Reporter reporter(fds[1], program);
+  return serve(options, reporter);
+}
+
+}  // namespace dfs::mount

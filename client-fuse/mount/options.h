@@ -1,0 +1,66 @@
+// Mount options of mount.dfs and dfs-fuse: the source "mon1[,mon2...][:port]:/[subdir]"
+// and the -o list, as mount(8) and /etc/fstab pass them. Pure parsing and validation
+// (no I/O besides checking that files named by options exist), so a bad line fails
+// before anything is started, with one clear message.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status/status.h"
+
+namespace dfs::mount {
+
+inline constexpr uint16_t kDefaultMonPort = 6789;
+
+struct Source {
+  std::vector<std::string> mon_addrs;  // host:port; empty: take mon_addrs from the config
+  std::string subdir = "/";            // normalised: "/", "/a/b"
+};
+
+struct MountOptions {
+  Source source;
+  std::string source_text;  // as given: shown as the file system's name in /proc/mounts
+  std::string mountpoint;
+  std::string name = "admin";  // client.NAME
+  std::string secretfile;
+  std::string conf;  // config file: monitors when the source names none
+  std::string fs;    // file system name (one per cluster for now)
+  bool read_only = false;
+  bool foreground = false;
+  bool debug = false;  // libfuse request tracing; implies foreground
+  bool verbose = false;
+  bool sloppy = false;                      // mount -s: unknown options are ignored
+  std::vector<std::string> kernel_options;  // nosuid, nodev, noatime, ... passed through
+  double entry_timeout = 1.0;
+  double attr_timeout = 1.0;
+  double negative_timeout = 1.0;
+  uint32_t op_timeout_s = 60;     // a request the cluster cannot serve fails with EIO after it
+  uint32_t mount_timeout_s = 30;  // monitors and MDS must answer within it
+  bool writeback_cache = true;
+  bool posix_acl = true;
+  bool splice = true;
+  uint64_t readahead_bytes = 8u << 20;
+  std::string log_file;
+  std::string log_level = "info";
+};
+
+// Parses "mon1[,mon2...][:port]:/[subdir]". A port on the last monitor applies to
+// monitors given without one; otherwise the port is 6789. IPv6 addresses go in
+// brackets. Errors: kInvalidArgument.
+Result<Source> parse_source(const std::string& text);
+
+// Applies one comma-separated -o list to `options`. Errors: kInvalidArgument naming
+// the first bad option (unknown, malformed value, missing secretfile).
+Status apply_option_list(MountOptions& options, const std::string& list);
+
+// mount.dfs SOURCE DIR [-o OPTIONS]... [-f] [-v] [-n] [-s] [-d]
+// (`args` excludes argv[0]). Errors: kInvalidArgument.
+Result<MountOptions> parse_mount_args(const std::vector<std::string>& args);
+
+// The -o options libfuse passes to the kernel for this mount.
+std::string fuse_mount_options(const MountOptions& options, bool is_root);
+
+}  // namespace dfs::mount

@@ -1,0 +1,240 @@
+#include "client-fuse/vfs/vfs.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "client-fuse/vfs/attr.h"
+
+namespace dfs::vfs {
+namespace {
+
+constexpr uint64_t kBlockBytes = 4096;
+
+bool is_dot(const std::string& name) { return name == "." || name == ".."; }
+
+}  // namespace
+
+Vfs::Vfs(client::FileClient& client, VfsOptions options, uint64_t root_ino)
+    : client_(client), options_(options), inodes_(root_ino) {}
+
+Entry Vfs::make_entry(const proto::Inode& inode) const {
+  Entry e;
+  e.ino = inodes_.to_fuse(inode.ino());
+  e.attr = to_stat(inode, e.ino);
+  e.attr_timeout = options_.attr_timeout;
+  e.entry_timeout = options_.entry_timeout;
+  return e;
+}
+
+Attr Vfs::make_attr(const proto::Inode& inode) const {
+  return Attr{to_stat(inode, inodes_.to_fuse(inode.ino())), options_.attr_timeout};
+}
+
+void Vfs::entry_replied(const Entry& entry) {
+  if (entry.ino != 0) inodes_.add_lookup(entry.ino);
+}
+
+void Vfs::forget(uint64_t ino, uint64_t nlookup) {
+  if (inodes_.forget(ino, nlookup)) client_.forget(inodes_.to_dfs(ino));
+}
+
+awaitable<Result<Entry>> Vfs::lookup(Creds creds, uint64_t parent, std::string name) {
+  auto inode = co_await client_.lookup(creds, inodes_.to_dfs(parent), std::move(name));
+  if (!inode) {
+    if (inode.error().code() == ErrorCode::kNotFound && options_.negative_timeout > 0) {
+      Entry negative;
+      negative.entry_timeout = options_.negative_timeout;
+      co_return negative;
+    }
+    co_return unexpected(std::move(inode).error());
+  }
+  co_return make_entry(*inode);
+}
+
+awaitable<Result<Attr>> Vfs::getattr(Creds creds, uint64_t ino) {
+  DFS_CO_AWAIT_TRY(auto inode, client_.getattr(creds, inodes_.to_dfs(ino)));
+  co_return make_attr(inode);
+}
+
+awaitable<Result<Attr>> Vfs::setattr(Creds creds, uint64_t ino, client::SetAttrArgs args) {
+  DFS_CO_AWAIT_TRY(auto inode, client_.setattr(creds, inodes_.to_dfs(ino), std::move(args)));
+  co_return make_attr(inode);
+}
+
+awaitable<Result<Entry>> Vfs::mknod(Creds creds, uint64_t parent, std::string name, uint32_t mode,
+                                    uint64_t rdev) {
+  DFS_CO_AWAIT_TRY(auto inode,
+                   client_.mknod(creds, inodes_.to_dfs(parent), std::move(name), mode, rdev));
+  co_return make_entry(inode);
+}
+
+awaitable<Result<Entry>> Vfs::symlink(Creds creds, std::string target, uint64_t parent,
+                                      std::string name) {
+  DFS_CO_AWAIT_TRY(auto inode, client_.symlink(creds, inodes_.to_dfs(parent), std::move(name),
+                                               std::move(target)));
+  co_return make_entry(inode);
+}
+
+awaitable<Result<std::string>> Vfs::readlink(Creds creds, uint64_t ino) {
+  co_return co_await client_.readlink(creds, inodes_.to_dfs(ino));
+}
+
+awaitable<Result<Entry>> Vfs::link(Creds creds, uint64_t ino, uint64_t new_parent,
+                                   std::string new_name) {
+  DFS_CO_AWAIT_TRY(auto inode, client_.link(creds, inodes_.to_dfs(ino), inodes_.to_dfs(new_parent),
+                                            std::move(new_name)));
+  co_return make_entry(inode);
+}
+
+awaitable<Status> Vfs::unlink(Creds creds, uint64_t parent, std::string name, bool directory) {
+  DFS_CO_AWAIT_CHECK(client_.unlink(creds, inodes_.to_dfs(parent), std::move(name), directory));
+  co_return ok_status();
+}
+
+awaitable<Status> Vfs::rename(Creds creds, uint64_t parent, std::string name, uint64_t new_parent,
+                              std::string new_name, uint32_t flags) {
+  DFS_CO_AWAIT_CHECK(client_.rename(creds, inodes_.to_dfs(parent), std::move(name),
+                                    inodes_.to_dfs(new_parent), std::move(new_name), flags));
+  co_return ok_status();
+}
+
+awaitable<Result<Opened>> Vfs::open(Creds creds, uint64_t ino, int flags) {
+  DFS_CO_AWAIT_TRY(auto file, client_.open(creds, inodes_.to_dfs(ino), flags));
+  Opened out;
+  out.fh = file.fh;
+  out.entry = make_entry(file.inode);
+  co_return out;
+}
+
+awaitable<Result<Opened>> Vfs::create(Creds creds, uint64_t parent, std::string name, uint32_t mode,
+                                      int flags) {
+  DFS_CO_AWAIT_TRY(auto file,
+                   client_.create(creds, inodes_.to_dfs(parent), std::move(name), mode, flags));
+  Opened out;
+  out.fh = file.fh;
+  out.entry = make_entry(file.inode);
+  co_return out;
+}
+
+awaitable<Result<std::string>> Vfs::read(uint64_t fh, uint64_t offset, uint64_t size) {
+  co_return co_await client_.read(fh, offset, size);
+}
+
+awaitable<Result<uint64_t>> Vfs::write(uint64_t fh, int open_flags, bool page_cache_write,
+                                       uint64_t offset, std::string data) {
+  // With the writeback cache the kernel places O_APPEND writes itself; otherwise the
+  // end of file as this client knows it is the truth.
+  bool append = (open_flags & O_APPEND) && !page_cache_write && !options_.writeback_cache;
+  co_return co_await client_.write(fh, offset, std::move(data), append);
+}
+
+awaitable<Status> Vfs::flush(uint64_t fh) { co_return co_await client_.flush(fh); }
+awaitable<Status> Vfs::fsync(uint64_t fh) { co_return co_await client_.fsync(fh); }
+awaitable<Status> Vfs::release(uint64_t fh) { co_return co_await client_.release(fh); }
+
+awaitable<Result<uint64_t>> Vfs::opendir(Creds creds, uint64_t ino) {
+  auto dir = std::make_shared<DirHandle>();
+  dir->ino = inodes_.to_dfs(ino);
+  uint64_t dh = next_dh_++;
+  dirs_[dh] = std::move(dir);
+  co_return dh;
+}
+
+void Vfs::releasedir(uint64_t dh) { dirs_.erase(dh); }
+
+awaitable<Status> Vfs::fill_batch(Creds creds, DirHandle& dir, uint64_t after, bool plus) {
+  DFS_CO_AWAIT_TRY(auto reply,
+                   client_.readdir(creds, dir.ino, after, options_.readdir_batch, plus));
+  dir.batch.assign(std::make_move_iterator(reply.mutable_entries()->begin()),
+                   std::make_move_iterator(reply.mutable_entries()->end()));
+  dir.batch_after = after;
+  dir.batch_valid = true;
+  dir.batch_plus = plus;
+  dir.eof = reply.eof();
+  co_return ok_status();
+}
+
+awaitable<Result<std::vector<DirItem>>> Vfs::readdir(Creds creds, uint64_t dh, uint64_t offset,
+                                                     size_t max_items, bool plus) {
+  auto it = dirs_.find(dh);
+  if (it == dirs_.end()) co_return make_error(ErrorCode::kInvalidArgument, "bad directory handle");
+  auto dir = it->second;
+  // Find where `offset` (a cookie) falls in the batch we hold; fetch when it does not.
+  size_t start = 0;
+  bool have = false;
+  // Offset 0 is a fresh listing (opendir or rewinddir): it must see recent changes.
+  if (offset != 0 && dir->batch_valid && (dir->batch_plus || !plus)) {
+    if (offset == dir->batch_after) {
+      have = true;
+    } else {
+      for (size_t i = 0; i < dir->batch.size(); ++i) {
+        if (dir->batch[i].cookie() == offset) {
+          start = i + 1;
+          have = true;
+          break;
+        }
+      }
+    }
+  }
+  if (!have || (start == dir->batch.size() && !dir->eof)) {
+    DFS_CO_AWAIT_CHECK(fill_batch(creds, *dir, offset, plus));
+    start = 0;
+  }
+  std::vector<DirItem> items;
+  for (size_t i = start; i < dir->batch.size() && items.size() < max_items; ++i) {
+    const proto::DirEntry& d = dir->batch[i];
+    DirItem item;
+    item.name = d.name();
+    item.next_offset = d.cookie();
+    if (plus && d.has_inode() && d.inode().ino() != 0 && !is_dot(d.name())) {
+      item.entry = make_entry(d.inode());
+      item.counts_lookup = true;
+    } else {
+      item.entry.ino = 0;
+      item.entry.attr.st_ino = inodes_.to_fuse(d.ino());
+      item.entry.attr.st_mode = d.type();
+    }
+    items.push_back(std::move(item));
+  }
+  co_return items;
+}
+
+awaitable<Result<std::string>> Vfs::getxattr(Creds creds, uint64_t ino, std::string name) {
+  co_return co_await client_.getxattr(creds, inodes_.to_dfs(ino), std::move(name));
+}
+
+awaitable<Status> Vfs::setxattr(Creds creds, uint64_t ino, std::string name, std::string value,
+                                int flags) {
+  co_return co_await client_.setxattr(creds, inodes_.to_dfs(ino), std::move(name), std::move(value),
+                                      static_cast<uint32_t>(flags));
+}
+
+awaitable<Result<std::vector<std::string>>> Vfs::listxattr(Creds creds, uint64_t ino) {
+  co_return co_await client_.listxattr(creds, inodes_.to_dfs(ino));
+}
+
+awaitable<Status> Vfs::removexattr(Creds creds, uint64_t ino, std::string name) {
+  co_return co_await client_.removexattr(creds, inodes_.to_dfs(ino), std::move(name));
+}
+
+awaitable<Result<struct statvfs>> Vfs::statfs(Creds creds) {
+  DFS_CO_AWAIT_TRY(auto fs, client_.statfs(creds));
+  struct statvfs st {};
+  st.f_bsize = kBlockBytes;
+  st.f_frsize = kBlockBytes;
+  st.f_blocks = fs.total_bytes / kBlockBytes;
+  st.f_bfree = fs.available_bytes / kBlockBytes;
+  st.f_bavail = st.f_bfree;
+  // Inodes cost no fixed space: report what is used plus room for one per free block.
+  st.f_ffree = st.f_bfree;
+  st.f_favail = st.f_bfree;
+  st.f_files = fs.inodes + st.f_ffree;
+  st.f_namemax = 255;
+  co_return st;
+}
+
+awaitable<Status> Vfs::sync_all() { co_return co_await client_.sync_all(); }
+
+}  // namespace dfs::vfs

@@ -1,0 +1,140 @@
+// Vfs: the FUSE-free core of dfs-fuse. It speaks in kernel inode numbers and POSIX
+// structures, keeps the kernel's lookup counts (InodeTable) and directory handles,
+// and delegates the file system work to libdfs's FileClient. Every method runs on the
+// client's I/O thread (executor()); the FUSE layer spawns coroutines there and replies
+// from them, so no FUSE thread waits on the network. Never includes libfuse.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/vfs/inode_table.h"
+
+namespace dfs::vfs {
+
+using client::Creds;
+
+struct VfsOptions {
+  double entry_timeout = 1.0;     // seconds the kernel may cache a name
+  double attr_timeout = 1.0;      // seconds the kernel may cache attributes
+  double negative_timeout = 1.0;  // seconds the kernel may cache "no such name" (0: off)
+  bool writeback_cache = true;    // the kernel buffers writes (and handles O_APPEND)
+  uint32_t readdir_batch = 1024;  // entries fetched from the MDS per request
+};
+
+// An entry reply. ino 0 is a negative entry (the name does not exist).
+struct Entry {
+  uint64_t ino = 0;
+  struct stat attr {};
+  double attr_timeout = 0;
+  double entry_timeout = 0;
+};
+
+struct Attr {
+  struct stat attr {};
+  double timeout = 0;
+};
+
+struct Opened {
+  uint64_t fh = 0;
+  bool keep_cache = true;  // single client: the page cache stays valid across opens
+  Entry entry;             // create() only
+};
+
+struct DirItem {
+  std::string name;
+  uint64_t next_offset = 0;    // offset to resume after this item
+  Entry entry;                 // attr.st_ino and attr.st_mode always; the rest with plus
+  bool counts_lookup = false;  // plus, not "." / "..": a reply adds a lookup
+};
+
+class Vfs {
+ public:
+  // `root_ino`: the dfs inode shown as the mount's root (the file system's root or
+  // the mounted subdirectory).
+  Vfs(client::FileClient& client, VfsOptions options, uint64_t root_ino);
+
+  asio::any_io_executor executor() { return client_.executor(); }
+  client::FileClient& client() { return client_; }
+  InodeTable& inodes() { return inodes_; }
+  const VfsOptions& options() const { return options_; }
+  // What init() negotiated (before the first request).
+  void set_writeback_cache(bool on) { options_.writeback_cache = on; }
+
+  // Names. Errors are the FileClient's (ErrorCode); ENOENT of lookup becomes a
+  // negative entry when negative_timeout > 0.
+  awaitable<Result<Entry>> lookup(Creds creds, uint64_t parent, std::string name);
+  // Call after fuse_reply_entry / fuse_reply_create succeeded (lookup count +1).
+  void entry_replied(const Entry& entry);
+  void forget(uint64_t ino, uint64_t nlookup);
+  awaitable<Result<Attr>> getattr(Creds creds, uint64_t ino);
+  awaitable<Result<Attr>> setattr(Creds creds, uint64_t ino, client::SetAttrArgs args);
+  awaitable<Result<Entry>> mknod(Creds creds, uint64_t parent, std::string name, uint32_t mode,
+                                 uint64_t rdev);
+  awaitable<Result<Entry>> symlink(Creds creds, std::string target, uint64_t parent,
+                                   std::string name);
+  awaitable<Result<std::string>> readlink(Creds creds, uint64_t ino);
+  awaitable<Result<Entry>> link(Creds creds, uint64_t ino, uint64_t new_parent,
+                                std::string new_name);
+  awaitable<Status> unlink(Creds creds, uint64_t parent, std::string name, bool directory);
+  awaitable<Status> rename(Creds creds, uint64_t parent, std::string name, uint64_t new_parent,
+                           std::string new_name, uint32_t flags);
+
+  // Files.
+  awaitable<Result<Opened>> open(Creds creds, uint64_t ino, int flags);
+  awaitable<Result<Opened>> create(Creds creds, uint64_t parent, std::string name, uint32_t mode,
+                                   int flags);
+  awaitable<Result<std::string>> read(uint64_t fh, uint64_t offset, uint64_t size);
+  // `page_cache_write`: the kernel writes back its cache (offsets are final).
+  awaitable<Result<uint64_t>> write(uint64_t fh, int open_flags, bool page_cache_write,
+                                    uint64_t offset, std::string data);
+  awaitable<Status> flush(uint64_t fh);
+  awaitable<Status> fsync(uint64_t fh);
+  awaitable<Status> release(uint64_t fh);
+
+  // Directories. readdir returns at most `max_items` items after `offset`; items the
+  // caller cannot fit are served again by the next call.
+  awaitable<Result<uint64_t>> opendir(Creds creds, uint64_t ino);
+  awaitable<Result<std::vector<DirItem>>> readdir(Creds creds, uint64_t dh, uint64_t offset,
+                                                  size_t max_items, bool plus);
+  void releasedir(uint64_t dh);
+
+  // Extended attributes.
+  awaitable<Result<std::string>> getxattr(Creds creds, uint64_t ino, std::string name);
+  awaitable<Status> setxattr(Creds creds, uint64_t ino, std::string name, std::string value,
+                             int flags);
+  awaitable<Result<std::vector<std::string>>> listxattr(Creds creds, uint64_t ino);
+  awaitable<Status> removexattr(Creds creds, uint64_t ino, std::string name);
+
+  awaitable<Result<struct statvfs>> statfs(Creds creds);
+  // Pushes everything buffered (destroy / umount).
+  awaitable<Status> sync_all();
+
+ private:
+  struct DirHandle {
+    uint64_t ino = 0;  // dfs inode number
+    std::vector<proto::DirEntry> batch;
+    uint64_t batch_after = 0;  // the cookie the batch was fetched after
+    bool batch_valid = false;
+    bool batch_plus = false;
+    bool eof = false;
+  };
+
+  Entry make_entry(const proto::Inode& inode) const;
+  Attr make_attr(const proto::Inode& inode) const;
+  awaitable<Status> fill_batch(Creds creds, DirHandle& dir, uint64_t after, bool plus);
+
+  client::FileClient& client_;
+  VfsOptions options_;
+  InodeTable inodes_;
+  std::unordered_map<uint64_t, std::shared_ptr<DirHandle>> dirs_;
+  uint64_t next_dh_ = 1;
+};
+
+}  // namespace dfs::vfs

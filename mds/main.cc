@@ -1,0 +1,119 @@
+// dfs-mds: the metadata server (rank 0, one replica in this version). Thin: parses
+// flags and config, opens the metadata store, connects to the cluster for data objects
+// and runs the MdsService on one I/O thread until SIGTERM.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "client-fuse/libdfs/object_client.h"
+#include "common/config/config.h"
+#include "common/log/log.h"
+#include "mds/ops/layout_xattr.h"
+#include "mds/service/mds_service.h"
+
+namespace {
+
+int fail(const std::string& message) {
+  spdlog::error("{}", message);
+  fmt::print(stderr, "dfs-mds: {}\n", message);
+  return 1;
+}
+
+dfs::Result<dfs::mds::FsSettings> fs_settings(const dfs::Config& config, const std::string& section) {
+  auto fs = dfs::mds::default_fs_settings();
+  auto threshold = DFS_TRY(config.get_int(section, "inline_threshold", 4096));
+  if (threshold < 0 || threshold > (1 << 20)) {
+    return dfs::make_error(dfs::ErrorCode::kInvalidArgument, "inline_threshold must be 0..1048576");
+  }
+  fs.inline_threshold = static_cast<uint32_t>(threshold);
+  auto rank = DFS_TRY(config.get_int(section, "rank", 0));
+  if (rank != 0) {
+    return dfs::make_error(dfs::ErrorCode::kInvalidArgument, "only rank 0 exists in this version");
+  }
+  auto object_size = DFS_TRY(config.get_int(section, "object_size", 4 << 20));
+  std::string layout = "object_size=" + std::to_string(object_size) +
+                       " pool=" + config.get_or(section, "data_pool", "data");
+  fs.default_layout = DFS_TRY(dfs::mds::parse_layout(layout, fs.default_layout));
+  return fs;
+}
+
+// The cluster may still be starting: keep trying until a monitor answers.
+std::unique_ptr<dfs::client::ObjectClient> connect_cluster(std::vector<std::string> mons,
+                                                           const std::string& name) {
+  for (int attempt = 1;; ++attempt) {
+    auto client = dfs::client::ObjectClient::connect({.mon_addrs = mons, .name = name});
+    if (client) return std::move(*client);
+    spdlog::warn("cannot reach the cluster yet (attempt {}): {}", attempt,
+                 client.error().to_string());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"dfs-mds: the dfs metadata server"};
+  std::string conf_flag, name, data_flag, addr_flag, log_flag;
+  bool mkfs = false;
+  app.add_option("-c,--conf", conf_flag, "config file (default $DFS_CONF, then /etc/dfs/dfs.conf)");
+  app.add_option("-i,--id", name, "MDS name; its settings are in section [mds.NAME]")->required();
+  app.add_option("--data", data_flag, "metadata directory (default: [mds.NAME] data)");
+  app.add_option("--addr", addr_flag, "listen address host:port (default: [mds.NAME] addr)");
+  app.add_option("--log-file", log_flag, "log file (default: [mds.NAME] log_file, else stderr)");
+  app.add_flag("--mkfs", mkfs, "create an empty file system in the data directory and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  const std::string section = "mds." + name;
+  auto config = dfs::Config::load_file(dfs::resolve_config_path(conf_flag));
+  if (!config) return fail(config.error().to_string());
+  std::string data = data_flag.empty() ? config->get_or(section, "data", "") : data_flag;
+  if (data.empty()) return fail("no data directory: set [" + section + "] data or pass --data");
+  auto logged = dfs::init_logging(
+      {section, log_flag.empty() ? config->get_or(section, "log_file", "") : log_flag,
+       config->get_or(section, "log_level", "info")});
+  if (!logged) return fail(logged.error().to_string());
+  auto fs = fs_settings(*config, section);
+  if (!fs) return fail(fs.error().to_string());
+
+  auto store = dfs::mds::open_rocks_meta_store(data + "/meta", mkfs);
+  if (!store) return fail(store.error().to_string());
+  if (mkfs) {
+    auto formatted = dfs::mds::format_meta_store(**store, *fs, dfs::mds::realtime_now());
+    if (!formatted) return fail(formatted.error().to_string());
+    fmt::print("dfs-mds: created an empty file system for {} in {}\n", section, data);
+    return 0;
+  }
+
+  dfs::mds::MdsOptions options;
+  options.name = name;
+  options.fs = *fs;
+  options.listen_addr = addr_flag.empty() ? config->get_or(section, "addr", "127.0.0.1:0") : addr_flag;
+  options.mon_addrs = dfs::split_list(config->get_or("global", "mon_addrs", ""));
+  if (options.mon_addrs.empty()) return fail("no monitors: set mon_addrs in [global] of " + config->origin());
+  auto grace = config->get_int(section, "reclaim_grace_ms", 30000);
+  if (!grace) return fail(grace.error().to_string());
+  options.reclaim_grace = dfs::Duration(*grace);
+
+  auto cluster = connect_cluster(options.mon_addrs, section);
+  boost::asio::io_context io;
+  dfs::mds::MdsService service(io.get_executor(), options, std::move(*store),
+                               dfs::mds::make_cluster_data_objects(*cluster));
+  auto loaded = service.load();
+  if (!loaded) return fail(loaded.error().to_string());
+  auto address = service.start();
+  if (!address) return fail(address.error().to_string());
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](auto, int sig) {
+    spdlog::info("signal {}: shutting down", sig);
+    service.stop();
+    // Let the commit in flight and the background loops finish (bounded), then stop.
+    dfs::spawn_checked(io.get_executor(), [](dfs::mds::MdsService* s,
+                                             boost::asio::io_context* ctx) -> dfs::awaitable<void> {
+      for (int i = 0; i < 500 && !s->idle(); ++i) co_await dfs::sleep_for(dfs::Duration(10));
+      ctx->stop();
+    }(&service, &io));
+  });
+  io.run();
+  return 0;
+}

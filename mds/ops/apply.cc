@@ -1,0 +1,89 @@
+// apply_entry: the deterministic state machine of a metadata rank. Dispatches a log
+// entry to its op and records the entry's index; the caller commits the txn.
+#include "mds/ops/inode_rules.h"
+
+namespace dfs::mds {
+
+bool entry_allocates_ino(const proto::MdsLogEntry& entry) {
+  return entry.op_case() == proto::MdsLogEntry::kMknod ||
+         entry.op_case() == proto::MdsLogEntry::kSymlink;
+}
+
+namespace {
+
+Result<std::string> dispatch(OpContext& ctx, const proto::MdsLogEntry& e) {
+  using E = proto::MdsLogEntry;
+  switch (e.op_case()) {
+    case E::kSetattr: return apply_setattr(ctx, e.setattr());
+    case E::kMknod: return apply_mknod(ctx, e.mknod());
+    case E::kSymlink: return apply_symlink(ctx, e.symlink());
+    case E::kLink: return apply_link(ctx, e.link());
+    case E::kUnlink: return apply_unlink(ctx, e.unlink());
+    case E::kRename: return apply_rename(ctx, e.rename());
+    case E::kSetxattr: return apply_setxattr(ctx, e.setxattr());
+    case E::kRemovexattr: return apply_removexattr(ctx, e.removexattr());
+    case E::kOpen: return apply_open(ctx, e.open());
+    case E::kRelease: return apply_release(ctx, e.release());
+    case E::kWriteInline: return apply_write_inline(ctx, e.write_inline());
+    case E::kUninline: return apply_uninline(ctx, e.uninline());
+    case E::kCommitWrite: return apply_commit_write(ctx, e.commit_write());
+    case E::kPurgeDone: return apply_purge_done(ctx, e.purge_done());
+    case E::kForgetSession: return apply_forget_session(ctx, e.forget_session());
+    case E::OP_NOT_SET: break;
+  }
+  return make_error(ErrorCode::kInvalidArgument, "log entry without an op");
+}
+
+// The header of the client request inside the entry, if any.
+const proto::MdsRequestHeader* header_of(const proto::MdsLogEntry& e) {
+  using E = proto::MdsLogEntry;
+  switch (e.op_case()) {
+    case E::kSetattr: return &e.setattr().header();
+    case E::kMknod: return &e.mknod().header();
+    case E::kSymlink: return &e.symlink().header();
+    case E::kLink: return &e.link().header();
+    case E::kUnlink: return &e.unlink().header();
+    case E::kRename: return &e.rename().header();
+    case E::kSetxattr: return &e.setxattr().header();
+    case E::kRemovexattr: return &e.removexattr().header();
+    case E::kOpen: return &e.open().header();
+    case E::kRelease: return &e.release().header();
+    case E::kWriteInline: return &e.write_inline().header();
+    case E::kUninline: return &e.uninline().header();
+    case E::kCommitWrite: return &e.commit_write().header();
+    default: return nullptr;
+  }
+}
+
+// Remembers the reply under the request id, so that a resend reaching a restarted
+// MDS (or, later, a new leader) gets it instead of a second execution; the client's
+// request kRememberedRequests before is forgotten.
+void remember_reply(MetaWriter& w, const proto::MdsLogEntry& e, const std::string& reply) {
+  const auto* h = header_of(e);
+  if (!h || h->reqid().seq() == 0 || h->reqid().client().empty()) return;
+  const auto& client = h->reqid().client();
+  uint64_t seq = h->reqid().seq();
+  w.txn().put(request_key(client, seq), reply);
+  if (seq > kRememberedRequests) w.txn().del(request_key(client, seq - kRememberedRequests));
+}
+
+}  // namespace
+
+Result<std::string> apply_forget_session(OpContext& ctx, const proto::ForgetSession& req) {
+  auto prefix = request_prefix(req.client());
+  auto keys = DFS_TRY(ctx.kv().scan(prefix, prefix_end(prefix), SIZE_MAX));
+  for (auto& kv : keys) ctx.w.txn().del(std::move(kv.key));
+  return proto::Empty().SerializeAsString();
+}
+
+Result<std::string> apply_entry(const proto::MdsLogEntry& entry, const FsSettings& fs,
+                                GroupTxn& txn, ApplyEffects& effects) {
+  MetaWriter w(txn);
+  OpContext ctx{entry, fs, w, effects};
+  auto reply = DFS_TRY(dispatch(ctx, entry));
+  remember_reply(w, entry, reply);
+  w.set_counter(kLogIndex, entry.index());
+  return reply;
+}
+
+}  // namespace dfs::mds

@@ -1,0 +1,47 @@
+// The logged parts of open and release: an open with O_TRUNC truncates to 0 (its
+// objects were removed by the service first); the release of an orphan's last opener
+// (or the purge of an unreclaimed orphan after a restart) deletes the inode and queues
+// its objects; the purger's PurgeDone drops the queue entry.
+#include <fcntl.h>
+
+#include "mds/ops/inode_rules.h"
+
+namespace dfs::mds {
+
+Result<std::string> apply_open(OpContext& ctx, const proto::OpenRequest& req) {
+  auto inode = DFS_TRY(load_inode(ctx.kv(), req.ino()));
+  if (ctx.entry.expect_version() && inode.version() != ctx.entry.expect_version()) {
+    return make_error(ErrorCode::kBusy, "inode changed during the truncate");
+  }
+  if ((req.flags() & O_TRUNC) && is_reg(inode)) {
+    if (inode.inline_()) inode.clear_inline_data();
+    set_size(inode, 0);
+    *inode.mutable_mtime() = ctx.now();
+    kill_privileges(inode);
+    changed(inode, ctx.now());
+    ctx.w.put_inode(inode);
+  }
+  proto::InodeReply reply;
+  *reply.mutable_inode() = std::move(inode);
+  return reply.SerializeAsString();
+}
+
+Result<std::string> apply_release(OpContext& ctx, const proto::ReleaseRequest& req) {
+  DFS_TRY_STATUS(purge_orphan(ctx, req.ino()));
+  return proto::Empty().SerializeAsString();
+}
+
+Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req) {
+  auto raw = DFS_TRY(ctx.kv().get(purge_key(req.ino())));
+  if (!raw) return proto::Empty().SerializeAsString();
+  proto::PurgeRecord record;
+  if (!record.ParseFromString(*raw)) {
+    return make_error(ErrorCode::kCorruption, "undecodable purge record " + std::to_string(req.ino()));
+  }
+  ctx.w.txn().del(purge_key(req.ino()));
+  DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeCount, -1));
+  DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeBytes, -static_cast<int64_t>(record.size())));
+  return proto::Empty().SerializeAsString();
+}
+
+}  // namespace dfs::mds

@@ -1,0 +1,31 @@
+// The read-only ops: they read committed (durable) state from the store and change
+// nothing, so they are not logged. Blocking (store reads): run them on a pool thread.
+#pragma once
+
+#include "common/proto/mds.pb.h"
+#include "mds/store/meta_store.h"
+
+namespace dfs::mds {
+
+// Errors: kNotFound (no such name), kStale (parent gone), kNotDirectory, kNameTooLong,
+// kInvalidArgument.
+Result<proto::InodeReply> op_lookup(const KvReader& kv, const proto::LookupRequest& req);
+// Errors: kStale.
+Result<proto::InodeReply> op_getattr(const KvReader& kv, const proto::GetAttrRequest& req);
+// Errors: kStale, kInvalidArgument (not a symlink).
+Result<proto::ReadlinkReply> op_readlink(const KvReader& kv, const proto::ReadlinkRequest& req);
+
+// Entries after the cookie: "." (cookie 1), ".." (2), then the entries in slot order
+// (cookie = slot). At most max_entries (1..4096, 0 means 512) and about
+// `max_reply_bytes` of reply. Errors: kStale, kNotDirectory.
+Result<proto::ReaddirReply> op_readdir(const KvReader& kv, const proto::ReaddirRequest& req,
+                                       size_t max_reply_bytes = 2u << 20);
+
+// Errors: kStale, kNoAttribute, kNotSupported.
+Result<proto::GetXattrReply> op_getxattr(const KvReader& kv, const proto::GetXattrRequest& req);
+// Errors: kStale.
+Result<proto::ListXattrReply> op_listxattr(const KvReader& kv, const proto::ListXattrRequest& req);
+// Counters of the store. Errors: kIoError, kCorruption.
+Result<proto::StatFsMdsReply> op_statfs(const KvReader& kv);
+
+}  // namespace dfs::mds

@@ -1,0 +1,127 @@
+// Handlers that touch open counts or data objects: mknod (optionally with an open),
+// setattr and open with truncation (objects cut before the entry is logged), release
+// (an orphan's last close purges it) and uninline (object 0 written first).
+// Replies: kMdsMknod MknodReply, kMdsSetAttr/kMdsOpen/kMdsUninline InodeReply,
+// kMdsRelease Empty.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+
+#include "mds/ops/inode_rules.h"
+#include "mds/service/mds_service.h"
+
+namespace dfs::mds {
+namespace {
+
+constexpr uint32_t kSetSize = 8;
+constexpr int kMaxVersionRetries = 8;
+
+}  // namespace
+
+awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::string client) {
+  bool open = req.open();
+  proto::MdsLogEntry entry;
+  *entry.mutable_mknod() = std::move(req);
+  auto reply = co_await submit(std::move(entry));
+  if (reply && open) {
+    proto::MknodReply made;
+    if (made.ParseFromString(reply->body)) {
+      sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), made.inode().ino());
+    }
+  }
+  co_return reply;
+}
+
+awaitable<MdsService::Reply> MdsService::on_setattr(proto::SetAttrRequest req) {
+  bool sized = req.valid() & kSetSize;
+  uint64_t ino = req.ino(), size = req.size();
+  proto::MdsLogEntry entry;
+  *entry.mutable_setattr() = std::move(req);
+  if (!sized) co_return co_await submit(std::move(entry));
+  co_return co_await truncating_op(std::move(entry), ino, size);
+}
+
+awaitable<MdsService::Reply> MdsService::truncating_op(proto::MdsLogEntry entry, uint64_t ino,
+                                                       uint64_t new_size) {
+  for (int attempt = 1;; ++attempt) {
+    auto found = co_await run_blocking(blocking_, [this, ino] { return load_inode(*store_, ino); });
+    if (!found) co_return unexpected(std::move(found).error());
+    const proto::Inode& inode = *found;
+    if (is_reg(inode) && !inode.inline_() && new_size < inode.size()) {
+      DFS_CO_AWAIT_CHECK(truncate_file_objects(*data_, ino, inode.layout(), inode.size(), new_size));
+    }
+    if (is_reg(inode) && inode.inline_() && new_size > options_.fs.inline_threshold &&
+        !inode.inline_data().empty()) {
+      DFS_CO_AWAIT_CHECK(data_->write_full(data_pool(inode.layout()), object_name(ino, 0),
+                                           inode.inline_data()));
+    }
+    entry.set_expect_version(inode.version());
+    auto reply = co_await submit(entry);
+    if (!reply && reply.error().code() == ErrorCode::kBusy && attempt < kMaxVersionRetries) continue;
+    co_return reply;
+  }
+}
+
+awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::string client) {
+  uint64_t ino = req.ino();
+  bool first_open = sessions_.open_count(ino) == 0;
+  // Counted before the inode is read, so an unlink committed from now on keeps it.
+  sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), ino);
+  Reply reply;
+  if (req.flags() & O_TRUNC) {
+    proto::MdsLogEntry entry;
+    *entry.mutable_open() = std::move(req);
+    reply = co_await truncating_op(std::move(entry), ino, 0);
+  } else {
+    auto inode = co_await run_blocking(blocking_, [this, ino] { return load_inode(*store_, ino); });
+    if (inode) {
+      proto::InodeReply r;
+      *r.mutable_inode() = std::move(*inode);
+      reply = rpc::make_reply(r);
+    } else {
+      reply = unexpected(std::move(inode).error());
+    }
+  }
+  proto::InodeReply opened;
+  if (reply && opened.ParseFromString(reply->body) && opened.inode().nlink() == 0 && first_open &&
+      Clock::now() - started_at_ >= options_.reclaim_grace) {
+    // An orphan nobody held open may already be on its way to the purge queue.
+    reply = make_error(ErrorCode::kStale, "the file was removed");
+  }
+  if (!reply) {
+    if (sessions_.release(sessions_.touch(client, nullptr, Clock::now()), ino)) purge_if_unused(ino);
+  }
+  co_return reply;
+}
+
+awaitable<MdsService::Reply> MdsService::on_release(proto::ReleaseRequest req, std::string client) {
+  if (sessions_.release(sessions_.touch(client, nullptr, Clock::now()), req.ino())) {
+    purge_if_unused(req.ino());
+  }
+  co_return rpc::make_reply(proto::Empty());
+}
+
+awaitable<MdsService::Reply> MdsService::on_uninline(proto::UninlineRequest req) {
+  uint64_t ino = req.ino();
+  for (int attempt = 1;; ++attempt) {
+    auto found = co_await run_blocking(blocking_, [this, ino] { return load_inode(*store_, ino); });
+    if (!found) co_return unexpected(std::move(found).error());
+    if (!is_reg(*found)) co_return make_error(ErrorCode::kInvalidArgument, "not a regular file");
+    if (!found->inline_()) {
+      proto::InodeReply r;
+      *r.mutable_inode() = std::move(*found);
+      co_return rpc::make_reply(r);
+    }
+    if (!found->inline_data().empty()) {
+      DFS_CO_AWAIT_CHECK(data_->write_full(data_pool(found->layout()), object_name(ino, 0),
+                                           found->inline_data()));
+    }
+    proto::MdsLogEntry entry;
+    *entry.mutable_uninline() = req;
+    entry.set_expect_version(found->version());
+    auto reply = co_await submit(std::move(entry));
+    if (!reply && reply.error().code() == ErrorCode::kBusy && attempt < kMaxVersionRetries) continue;
+    co_return reply;
+  }
+}
+
+}  // namespace dfs::mds

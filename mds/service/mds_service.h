@@ -1,0 +1,134 @@
+// MdsService: one dfs-mds serving metadata rank 0 (one replica). Handlers validate and
+// parse requests, run reads on the blocking pool against committed state and send
+// mutations through the Committer (group commit); the object work the MDS owns
+// (truncation, uninlining, purging deleted files) goes through DataObjects. Everything
+// here runs on the single I/O thread; store access runs on `blocking_`.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/map/map_subscriber.h"
+#include "common/proto/mds.pb.h"
+#include "common/rpc/messenger.h"
+#include "common/rpc/server.h"
+#include "mds/service/committer.h"
+#include "mds/service/data_objects.h"
+#include "mds/service/sessions.h"
+
+namespace dfs::mds {
+
+struct MdsOptions {
+  std::string name = "a";  // entity "mds.<name>"
+  std::string listen_addr = "127.0.0.1:0";
+  std::vector<std::string> mon_addrs;
+  FsSettings fs = default_fs_settings();
+  std::string fs_name = "dfs";
+  NowFn now;                          // default: the real-time clock
+  Duration reclaim_grace{30000};      // after start: orphans wait this long for reopens
+  Duration session_timeout{300000};   // a session without connection ends after this
+  Duration housekeeping_interval{5000};
+  int blocking_threads = 4;
+  CommitterOptions committer;
+};
+
+class MdsService {
+ public:
+  MdsService(asio::any_io_executor executor, MdsOptions options, std::unique_ptr<MetaStore> store,
+             std::unique_ptr<DataObjects> data);
+  ~MdsService();
+
+  // Loads the committed state (log index, orphans). Blocking: call before serving.
+  // Errors: kNotFound (no file system: run --mkfs), store errors.
+  Status load();
+
+  // Listens, starts the background work and boots into the cluster map (retrying in
+  // the background until a monitor accepts). Returns the bound address.
+  // Errors: kUnavailable (cannot listen).
+  Result<std::string> start();
+  // Starts only the background work (purger, orphan reclaim, session expiry): tests
+  // that call handle() directly.
+  void start_background();
+
+  // Stops accepting connections and ends the background loops (they finish their
+  // current step); the owner then runs the executor until idle() before destroying.
+  void stop();
+  // No background loop or commit is running any more (after stop()).
+  bool idle() const { return background_running_ == 0 && committer_.idle(); }
+
+  // Serves one request (what the RPC server calls). `conn` may be null (tests).
+  awaitable<Result<rpc::Reply>> handle(uint32_t method, std::string body, rpc::ConnectionPtr conn);
+
+  Committer& committer() { return committer_; }
+  MetaStore& store() { return *store_; }
+  SessionTable& sessions() { return sessions_; }
+  uint64_t instance() const { return instance_; }
+  size_t orphans_in_memory() const { return orphans_.size(); }
+
+ private:
+  using Reply = Result<rpc::Reply>;
+
+  // mds_service.cc: dispatch (dedup is in handle())
+  awaitable<Reply> dispatch(uint32_t method, std::string body, std::string client);
+  std::string client_of(const proto::MdsRequestHeader& header, const rpc::ConnectionPtr& conn) const;
+  awaitable<Reply> submit(proto::MdsLogEntry entry);
+
+  // handlers_read.cc
+  awaitable<Reply> on_session(proto::SessionRequest req, std::string client);
+  awaitable<Reply> on_lookup(proto::LookupRequest req);
+  awaitable<Reply> on_getattr(proto::GetAttrRequest req);
+  awaitable<Reply> on_readlink(proto::ReadlinkRequest req);
+  awaitable<Reply> on_readdir(proto::ReaddirRequest req);
+  awaitable<Reply> on_getxattr(proto::GetXattrRequest req);
+  awaitable<Reply> on_listxattr(proto::ListXattrRequest req);
+  awaitable<Reply> on_statfs(proto::StatFsMdsRequest req);
+
+  // handlers_file.cc: requests that touch data objects or open counts
+  awaitable<Reply> on_mknod(proto::MknodRequest req, std::string client);
+  awaitable<Reply> on_setattr(proto::SetAttrRequest req);
+  awaitable<Reply> on_open(proto::OpenRequest req, std::string client);
+  awaitable<Reply> on_release(proto::ReleaseRequest req, std::string client);
+  awaitable<Reply> on_uninline(proto::UninlineRequest req);
+  // Object work, then the entry with expect_version; retried while the inode changes.
+  awaitable<Reply> truncating_op(proto::MdsLogEntry entry, uint64_t ino, uint64_t new_size);
+
+  // purger.cc: orphans and the purge queue
+  void on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEffects& effects);
+  void purge_if_unused(uint64_t ino);
+  awaitable<void> purge_orphan(uint64_t ino);
+  awaitable<void> forget_session(std::string client);
+  awaitable<void> purge_loop();
+  awaitable<void> housekeeping_loop();
+  awaitable<Status> purge_batch();
+
+  // boot
+  awaitable<void> boot_loop();
+  void on_map_change(const ClusterMap& previous);
+
+  asio::any_io_executor executor_;
+  MdsOptions options_;
+  std::string entity_;
+  std::string address_;
+  asio::thread_pool blocking_;
+  std::unique_ptr<MetaStore> store_;
+  std::unique_ptr<DataObjects> data_;
+  Committer committer_;
+  SessionTable sessions_;
+  std::set<uint64_t> orphans_;          // unlinked inodes kept for their openers
+  std::set<uint64_t> purging_orphans_;  // a purge entry is in flight
+  Signal purge_wake_;
+  Signal housekeeping_wake_;
+  bool stopping_ = false;
+  int background_running_ = 0;
+  Clock::time_point started_at_;
+  bool background_started_ = false;
+  uint64_t instance_;
+  std::unique_ptr<rpc::Messenger> messenger_;
+  std::unique_ptr<MapSubscriber> maps_;
+  std::unique_ptr<rpc::RpcServer> server_;
+  bool booting_ = false;
+};
+
+}  // namespace dfs::mds

@@ -1,0 +1,126 @@
+// Orphans and the purge queue. An inode whose last link goes stays as an orphan while
+// any session holds it open; once none does (and, after a restart, once the reclaim
+// grace period has given clients time to re-open their files) a release entry deletes
+// it and queues its objects. The purge loop removes queued objects in the background
+// and logs PurgeDone for each file; its backlog is reported by kMdsStatFs.
+#include <spdlog/spdlog.h>
+
+#include "mds/ops/meta_view.h"
+#include "mds/service/mds_service.h"
+
+namespace dfs::mds {
+namespace {
+
+constexpr size_t kPurgeBatch = 64;
+constexpr Duration kPurgeIdleWait{30000};
+constexpr Duration kPurgeRetryWait{2000};
+
+}  // namespace
+
+void MdsService::start_background() {
+  if (background_started_) return;
+  background_started_ = true;
+  background_running_ = 2;
+  spawn_checked(executor_, purge_loop());
+  spawn_checked(executor_, housekeeping_loop());
+}
+
+void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEffects& effects) {
+  if (entry.has_release()) orphans_.erase(entry.release().ino());
+  for (uint64_t ino : effects.orphaned) {
+    orphans_.insert(ino);
+    purge_if_unused(ino);
+  }
+  if (effects.purge_queued) purge_wake_.notify();
+}
+
+void MdsService::purge_if_unused(uint64_t ino) {
+  if (stopping_) return;
+  if (!orphans_.count(ino) || sessions_.open_count(ino) > 0 || purging_orphans_.count(ino)) return;
+  if (Clock::now() - started_at_ < options_.reclaim_grace) return;  // housekeeping retries
+  purging_orphans_.insert(ino);
+  spawn_checked(executor_, purge_orphan(ino));
+}
+
+awaitable<void> MdsService::purge_orphan(uint64_t ino) {
+  proto::MdsLogEntry entry;
+  entry.mutable_release()->set_ino(ino);
+  auto done = co_await committer_.submit(std::move(entry));
+  purging_orphans_.erase(ino);
+  if (!done) spdlog::warn("purging orphan {:x} failed: {}", ino, done.error().to_string());
+}
+
+awaitable<void> MdsService::forget_session(std::string client) {
+  proto::MdsLogEntry entry;
+  entry.mutable_forget_session()->set_client(client);
+  auto done = co_await committer_.submit(std::move(entry));
+  if (!done) spdlog::warn("forgetting session {} failed: {}", client, done.error().to_string());
+}
+
+awaitable<void> MdsService::housekeeping_loop() {
+  bool grace_over = false;
+  for (;;) {
+    co_await housekeeping_wake_.wait(options_.housekeeping_interval);
+    if (stopping_) break;
+    auto expired = sessions_.expire(Clock::now(), options_.session_timeout);
+    for (uint64_t ino : expired.unused) purge_if_unused(ino);
+    for (auto& client : expired.clients) spawn_checked(executor_, forget_session(std::move(client)));
+    // Orphans left over from before a restart (or whose purge failed) are purged once
+    // the clients had their chance to reclaim them.
+    if (Clock::now() - started_at_ >= options_.reclaim_grace) {
+      if (!grace_over) spdlog::info("{}: reclaim grace over; {} orphan(s)", entity_, orphans_.size());
+      grace_over = true;
+      std::vector<uint64_t> candidates(orphans_.begin(), orphans_.end());
+      for (uint64_t ino : candidates) purge_if_unused(ino);
+    }
+  }
+  --background_running_;
+}
+
+awaitable<void> MdsService::purge_loop() {
+  while (!stopping_) {
+    auto purged = co_await purge_batch();
+    if (stopping_) break;
+    if (!purged) {
+      spdlog::warn("{}: purge: {}", entity_, purged.error().to_string());
+      co_await purge_wake_.wait(kPurgeRetryWait);
+    } else {
+      co_await purge_wake_.wait(kPurgeIdleWait);
+    }
+  }
+  --background_running_;
+}
+
+awaitable<Status> MdsService::purge_batch() {
+  while (!stopping_) {
+    auto queued = co_await run_blocking(blocking_, [this] {
+      return store_->scan(purge_prefix(), prefix_end(purge_prefix()), kPurgeBatch);
+    });
+    if (!queued) co_return unexpected(std::move(queued).error());
+    if (queued->empty()) co_return ok_status();
+    // Files in parallel, so that their PurgeDone entries share commit groups.
+    std::vector<awaitable<Status>> work;
+    for (auto& kv : *queued) {
+      work.push_back([](MdsService* self, KeyValue kv) -> awaitable<Status> {
+        uint64_t ino = get_be64(std::string_view(kv.key).substr(1));
+        proto::PurgeRecord record;
+        if (!record.ParseFromString(kv.value)) {
+          co_return make_error(ErrorCode::kCorruption, "undecodable purge record");
+        }
+        DFS_CO_AWAIT_CHECK(remove_file_objects(*self->data_, ino, record.layout(), record.size()));
+        proto::MdsLogEntry entry;
+        entry.mutable_purge_done()->set_ino(ino);
+        auto done = co_await self->committer_.submit(std::move(entry));
+        if (!done) co_return unexpected(std::move(done).error());
+        co_return ok_status();
+      }(this, std::move(kv)));
+    }
+    auto results = co_await gather(std::move(work));
+    for (auto& s : results) {
+      if (!s) co_return s;
+    }
+  }
+  co_return ok_status();
+}
+
+}  // namespace dfs::mds

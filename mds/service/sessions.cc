@@ -1,0 +1,92 @@
+#include "mds/service/sessions.h"
+
+namespace dfs::mds {
+
+Session& SessionTable::touch(const std::string& client, const rpc::ConnectionPtr& conn,
+                             Clock::time_point now) {
+  auto& s = sessions_[client];
+  if (s.client.empty()) s.client = client;
+  if (conn) s.connection = conn;
+  s.last_seen = now;
+  return s;
+}
+
+std::shared_ptr<DedupSlot> SessionTable::remember(Session& s, uint64_t seq,
+                                                  asio::any_io_executor ex, bool& fresh) {
+  auto it = s.requests.find(seq);
+  if (it != s.requests.end()) {
+    fresh = false;
+    return it->second;
+  }
+  fresh = true;
+  auto slot = std::make_shared<DedupSlot>(std::move(ex));
+  s.requests.emplace(seq, slot);
+  // Forget the oldest finished requests beyond the bound (a client resends only
+  // requests it has not had an answer to, which are recent).
+  for (auto old = s.requests.begin(); s.requests.size() > max_remembered_ && old != s.requests.end();) {
+    if (old->second->reply.ready()) {
+      old = s.requests.erase(old);
+    } else {
+      ++old;
+    }
+  }
+  return slot;
+}
+
+void SessionTable::add_open(Session& s, uint64_t ino) {
+  ++s.opens[ino];
+  ++open_counts_[ino];
+}
+
+bool SessionTable::release(Session& s, uint64_t ino) {
+  auto it = s.opens.find(ino);
+  if (it == s.opens.end()) return open_count(ino) == 0;
+  if (--it->second == 0) s.opens.erase(it);
+  auto total = open_counts_.find(ino);
+  if (total != open_counts_.end() && --total->second == 0) {
+    open_counts_.erase(total);
+    return true;
+  }
+  return false;
+}
+
+uint32_t SessionTable::open_count(uint64_t ino) const {
+  auto it = open_counts_.find(ino);
+  return it == open_counts_.end() ? 0 : it->second;
+}
+
+void SessionTable::preload(const std::string& client, uint64_t seq, std::string reply_body,
+                           asio::any_io_executor ex, Clock::time_point now) {
+  auto& s = touch(client, nullptr, now);
+  auto slot = std::make_shared<DedupSlot>(std::move(ex));
+  slot->reply.set(rpc::Reply{std::move(reply_body), {}});
+  s.requests[seq] = std::move(slot);
+}
+
+SessionTable::Expired SessionTable::expire(Clock::time_point now, Duration timeout) {
+  Expired expired;
+  auto& unused = expired.unused;
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    auto& s = it->second;
+    auto conn = s.connection.lock();
+    if (conn && conn->is_open()) s.last_seen = now;
+    if (now - s.last_seen < timeout) {
+      ++it;
+      continue;
+    }
+    for (auto& [ino, count] : s.opens) {
+      auto total = open_counts_.find(ino);
+      if (total == open_counts_.end()) continue;
+      total->second -= std::min(total->second, count);
+      if (total->second == 0) {
+        open_counts_.erase(total);
+        unused.push_back(ino);
+      }
+    }
+    expired.clients.push_back(it->first);
+    it = sessions_.erase(it);
+  }
+  return expired;
+}
+
+}  // namespace dfs::mds

@@ -1,0 +1,70 @@
+// Client sessions of the MDS: which files each client holds open (so an unlinked file
+// lives until its last close) and the replies to its recent mutating requests (so a
+// resent request gets the original answer instead of running twice). In memory only:
+// after an MDS restart clients re-open their files within the reclaim grace period.
+// Owned by the MdsService on its I/O thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/rpc/connection.h"
+#include "mds/service/completion.h"
+
+namespace dfs::mds {
+
+// One remembered request: its reply once it finished.
+struct DedupSlot {
+  explicit DedupSlot(asio::any_io_executor ex) : reply(std::move(ex)) {}
+  Completion<Result<rpc::Reply>> reply;
+};
+
+struct Session {
+  std::string client;
+  std::map<uint64_t, uint32_t> opens;  // ino -> opens by this client
+  std::weak_ptr<rpc::Connection> connection;
+  Clock::time_point last_seen{};
+  std::map<uint64_t, std::shared_ptr<DedupSlot>> requests;  // by seq
+};
+
+class SessionTable {
+ public:
+  explicit SessionTable(size_t max_remembered = 1024) : max_remembered_(max_remembered) {}
+
+  // The client's session (created on first use), marked seen now over `conn`.
+  Session& touch(const std::string& client, const rpc::ConnectionPtr& conn, Clock::time_point now);
+
+  // The slot of request `seq`: `fresh` true when it was not known (the caller runs the
+  // request and sets the slot's reply), else the remembered one (await its reply).
+  std::shared_ptr<DedupSlot> remember(Session& s, uint64_t seq, asio::any_io_executor ex,
+                                      bool& fresh);
+
+  void add_open(Session& s, uint64_t ino);
+  // Drops one open of `ino` by the session (no-op if it holds none). Returns true when
+  // nobody holds the inode open any more.
+  bool release(Session& s, uint64_t ino);
+  uint32_t open_count(uint64_t ino) const;
+
+  // A reply remembered in the store (after a restart): a resend of `seq` gets it.
+  void preload(const std::string& client, uint64_t seq, std::string reply_body,
+               asio::any_io_executor ex, Clock::time_point now);
+
+  struct Expired {
+    std::vector<std::string> clients;  // sessions that ended
+    std::vector<uint64_t> unused;      // inodes nobody holds open any more
+  };
+  // Ends sessions not seen for `timeout` whose connection is gone.
+  Expired expire(Clock::time_point now, Duration timeout);
+
+  size_t size() const { return sessions_.size(); }
+
+ private:
+  size_t max_remembered_;
+  std::map<std::string, Session> sessions_;
+  std::unordered_map<uint64_t, uint32_t> open_counts_;  // ino -> opens by all sessions
+};
+
+}  // namespace dfs::mds

@@ -1,0 +1,76 @@
+// MetaStore: the MDS's ordered key-value store (RocksDB in production, a std::map in
+// tests and simulation). Keys and values are described in FORMAT.md. Reads may run on
+// any thread concurrently with the single writer (the Committer); every call blocks,
+// so daemons call it through run_blocking, never on the I/O thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status/status.h"
+
+namespace dfs::mds {
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+};
+
+// A set of puts and deletes applied atomically by MetaStore::write.
+class WriteBatch {
+ public:
+  struct Op {
+    bool is_delete = false;
+    std::string key;
+    std::string value;
+  };
+
+  void put(std::string key, std::string value) {
+    bytes_ += key.size() + value.size();
+    ops_.push_back({false, std::move(key), std::move(value)});
+  }
+  void del(std::string key) {
+    bytes_ += key.size();
+    ops_.push_back({true, std::move(key), {}});
+  }
+  const std::vector<Op>& ops() const { return ops_; }
+  bool empty() const { return ops_.empty(); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  std::vector<Op> ops_;
+  size_t bytes_ = 0;
+};
+
+// What the ops read: point lookups and ordered range scans.
+class KvReader {
+ public:
+  virtual ~KvReader() = default;
+  // Errors: kIoError, kCorruption.
+  virtual Result<std::optional<std::string>> get(std::string_view key) const = 0;
+  // The pairs with begin <= key < end in key order, at most `limit` of them.
+  // Errors: kIoError, kCorruption.
+  virtual Result<std::vector<KeyValue>> scan(std::string_view begin, std::string_view end,
+                                             size_t limit) const = 0;
+};
+
+class MetaStore : public KvReader {
+ public:
+  // Applies `batch` atomically: after a crash either all of it or none is there. With
+  // `sync`, the batch is durable (on stable storage) when this returns ok.
+  // Errors: kIoError, kNoSpace; kReadOnly after any failed write (sticky: the store
+  // refuses writes until it is reopened, since a failed sync leaves the WAL unknown).
+  virtual Status write(const WriteBatch& batch, bool sync) = 0;
+};
+
+// Opens (with `create`: creates, failing if one exists) the RocksDB store in `path`.
+// Errors: kNotFound (no store and !create), kAlreadyExists, kIoError, kCorruption.
+Result<std::unique_ptr<MetaStore>> open_rocks_meta_store(const std::string& path, bool create);
+
+// An in-memory store (unit tests, simulation). Thread-safe like the RocksDB one.
+std::unique_ptr<MetaStore> make_mem_meta_store();
+
+}  // namespace dfs::mds

@@ -1,0 +1,58 @@
+# Shared set-up of the file system tests: a dev cluster with the file system mounted,
+# in a private directory, torn down on exit. Sourced by the *_test.sh scripts.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${DFS_BUILD_DIR:-$repo/build}"
+export DFS_BUILD_DIR="$build"
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "== $(date +%T) $*"; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (FUSE mount with allow_other, chown, mknod)"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+
+work="$(mktemp -d /tmp/dfs-fs-test.XXXXXX)"
+chmod 0755 "$work"  # non-root test users must reach the mount inside it
+cluster="$work/cluster"
+mnt="$work/mnt"
+# A port range per test run, so parallel tests do not collide.
+port=$((20000 + (RANDOM % 400) * 100))
+
+dump_logs() {
+  for f in "$cluster"/log/*.log; do
+    [ -f "$f" ] || continue
+    echo "---- last lines of $f"
+    tail -n 30 "$f"
+  done
+}
+
+cleanup() {
+  local rc=$?
+  [ $rc -ne 0 ] && [ $rc -ne 77 ] && dump_logs
+  "$repo/tools/dfs-dev" down --dir "$cluster" >/dev/null 2>&1 || true
+  if mountpoint -q "$mnt" 2>/dev/null; then umount -l "$mnt" || true; fi
+  if [ -z "${DFS_KEEP_TEST_DIR:-}" ]; then rm -rf "$work"; else echo "kept $work"; fi
+  exit $rc
+}
+trap cleanup EXIT
+
+start_cluster() {
+  step "starting a dev cluster in $cluster (ports from $port), mount at $mnt"
+  "$repo/tools/dfs-dev" up --no-build --dir "$cluster" --port "$port" --mount "$mnt" >"$work/up.log" 2>&1 ||
+    { cat "$work/up.log"; fail "dfs-dev up failed"; }
+  mountpoint -q "$mnt" || fail "nothing mounted at $mnt"
+}
+
+gen_tree() {  # gen_tree DEST SCALE
+  local gen="$repo/../shared/bench/gen_tree.py"
+  [ -f "$gen" ] || fail "tree generator not found at $gen"
+  python3 "$gen" "$1" --scale "$2" --seed 7 --quiet
+}
+
+# Prints differences between two trees (contents, modes, owners, times, links, xattrs,
+# devices); empty output means identical.
+tree_diff() {
+  rsync -aHAXn --numeric-ids --checksum --itemize-changes --delete "$1/" "$2/"
+}

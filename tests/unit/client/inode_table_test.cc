@@ -1,0 +1,45 @@
+#include "client-fuse/vfs/inode_table.h"
+
+#include <doctest/doctest.h>
+
+namespace dfs::vfs {
+
+TEST_CASE("client/inode_table: the root is the kernel's inode 1") {
+  SUBCASE("root is dfs inode 1") {
+    InodeTable t(1);
+    CHECK(t.to_fuse(1) == 1);
+    CHECK(t.to_dfs(1) == 1);
+    CHECK(t.to_fuse(77) == 77);
+    CHECK(t.to_dfs(77) == 77);
+  }
+  SUBCASE("a subdirectory mount swaps the root with inode 1") {
+    InodeTable t(500);
+    CHECK(t.to_fuse(500) == 1);
+    CHECK(t.to_dfs(1) == 500);
+    CHECK(t.to_fuse(1) == 500);
+    CHECK(t.to_dfs(500) == 1);
+    for (uint64_t i : {2ull, 499ull, 501ull, 1ull << 40}) {
+      CHECK(t.to_dfs(t.to_fuse(i)) == i);
+    }
+  }
+}
+
+TEST_CASE("client/inode_table: lookup counts rise on replies and fall on forget") {
+  InodeTable t(1);
+  t.add_lookup(5);
+  t.add_lookup(5, 2);
+  CHECK(t.lookups(5) == 3);
+  CHECK(!t.forget(5, 2));
+  CHECK(t.lookups(5) == 1);
+  CHECK(t.forget(5, 1));
+  CHECK(t.lookups(5) == 0);
+  CHECK(t.size() == 0);
+  CHECK(t.bad_forgets() == 0);
+  // The root is pinned; forgetting what was never looked up is counted as a bug.
+  t.add_lookup(1);
+  CHECK(!t.forget(1, 1));
+  CHECK(t.forget(9, 1));
+  CHECK(t.bad_forgets() == 1);
+}
+
+}  // namespace dfs::vfs

@@ -1,0 +1,255 @@
+// Inline data, the move to objects, truncation of object-backed files, commits of
+// object writes, open/release with orphans, and the purge queue.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+
+#include "mds_harness.h"
+#include "mds/store/keys.h"
+
+namespace dfs::mds::test {
+namespace {
+
+std::string obj(uint64_t ino, uint64_t index) { return "data/" + object_name(ino, index); }
+
+}  // namespace
+
+TEST_CASE("mds/keys: object names") {
+  CHECK(object_name(0x10002, 0) == "10002.00000000");
+  CHECK(object_name(0xabc, 0x1f) == "abc.0000001f");
+  CHECK(object_name(1, 0x123456789) == "1.123456789");
+}
+
+TEST_CASE("mds/inline: writes up to the threshold, then the file moves to objects") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "f");
+  auto w = h.write_inline(f->ino(), 0, "hello");
+  DFS_REQUIRE_OK(w);
+  CHECK(w->size() == 5);
+  CHECK(w->inline_data() == "hello");
+  CHECK(w->blocks() == 1);
+  auto gap = h.write_inline(f->ino(), 10, "world");
+  DFS_REQUIRE_OK(gap);
+  CHECK(gap->inline_data() == std::string("hello\0\0\0\0\0world", 15));
+  auto over = h.write_inline(f->ino(), 2, "LL");
+  CHECK(over->inline_data().substr(0, 5) == "heLLo");
+  CHECK(over->size() == 15);
+  DFS_REQUIRE_CODE(h.write_inline(f->ino(), 4000, std::string(200, 'x')), ErrorCode::kFileTooBig);
+  DFS_REQUIRE_OK(h.write_inline(f->ino(), 4000, std::string(96, 'x')));  // exactly 4096
+  CHECK(h.getattr(f->ino())->size() == 4096);
+
+  auto moved = h.uninline(f->ino());
+  DFS_REQUIRE_OK(moved);
+  CHECK_FALSE(moved->inline_());
+  CHECK(moved->inline_data().empty());
+  CHECK(moved->size() == 4096);
+  REQUIRE(h.objects().objects().count(obj(f->ino(), 0)));
+  CHECK(h.objects().objects()[obj(f->ino(), 0)].substr(0, 5) == "heLLo");
+  CHECK(h.objects().objects()[obj(f->ino(), 0)].size() == 4096);
+  // Now an object file: inline writes are refused, uninline is a no-op, commits grow it.
+  DFS_REQUIRE_CODE(h.write_inline(f->ino(), 0, "x"), ErrorCode::kFileTooBig);
+  DFS_REQUIRE_OK(h.uninline(f->ino()));
+  auto grown = h.commit_write(f->ino(), 10 << 20);
+  DFS_REQUIRE_OK(grown);
+  CHECK(grown->size() == 10u << 20);
+  CHECK(h.commit_write(f->ino(), 100)->size() == 10u << 20);  // never shrinks
+}
+
+TEST_CASE("mds/inline: commits and uninline of empty files") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "empty");
+  auto moved = h.uninline(f->ino());
+  DFS_REQUIRE_OK(moved);
+  CHECK_FALSE(moved->inline_());
+  CHECK(h.objects().objects().empty());  // nothing to copy
+  auto g = h.create(kRootIno, "direct");
+  auto committed = h.commit_write(g->ino(), 1 << 20);
+  DFS_REQUIRE_OK(committed);
+  CHECK_FALSE(committed->inline_());
+  auto i = h.create(kRootIno, "inline");
+  DFS_REQUIRE_OK(h.write_inline(i->ino(), 0, "data"));
+  DFS_REQUIRE_CODE(h.commit_write(i->ino(), 1 << 20), ErrorCode::kInvalidArgument);
+  auto d = h.mkdir(kRootIno, "d");
+  DFS_REQUIRE_CODE(h.write_inline(d->ino(), 0, "x"), ErrorCode::kIsDirectory);
+}
+
+TEST_CASE("mds/inline: truncate cuts or extends inline data, or moves it past the threshold") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "f");
+  DFS_REQUIRE_OK(h.write_inline(f->ino(), 0, "0123456789"));
+  auto cut = h.truncate(f->ino(), 4);
+  DFS_REQUIRE_OK(cut);
+  CHECK(cut->inline_data() == "0123");
+  auto ext = h.truncate(f->ino(), 6);
+  CHECK(ext->inline_data() == std::string("0123\0\0", 6));
+  auto big = h.truncate(f->ino(), 1 << 20);
+  DFS_REQUIRE_OK(big);
+  CHECK_FALSE(big->inline_());
+  CHECK(big->size() == 1u << 20);
+  CHECK(h.objects().objects()[obj(f->ino(), 0)] == std::string("0123\0\0", 6));
+}
+
+TEST_CASE("mds/truncate: object-backed files lose the objects past the end") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "big");
+  DFS_REQUIRE_OK(h.uninline(f->ino()));
+  const uint64_t os = 4u << 20;
+  for (uint64_t i = 0; i < 4; ++i) h.objects().objects()[obj(f->ino(), i)] = std::string(os, 'a');
+  DFS_REQUIRE_OK(h.commit_write(f->ino(), 4 * os));
+  auto cut = h.truncate(f->ino(), os + 100);
+  DFS_REQUIRE_OK(cut);
+  CHECK(cut->size() == os + 100);
+  CHECK(h.objects().objects()[obj(f->ino(), 0)].size() == os);
+  CHECK(h.objects().objects()[obj(f->ino(), 1)].size() == 100);
+  CHECK(h.objects().objects().count(obj(f->ino(), 2)) == 0);
+  CHECK(h.objects().objects().count(obj(f->ino(), 3)) == 0);
+  // Exactly on a boundary: the object there goes entirely; a hole stays a hole.
+  DFS_REQUIRE_OK(h.truncate(f->ino(), os));
+  CHECK(h.objects().objects().count(obj(f->ino(), 1)) == 0);
+  DFS_REQUIRE_OK(h.truncate(f->ino(), 3 * os));  // growing touches no object
+  CHECK(h.objects().objects().size() == 1);
+  DFS_REQUIRE_OK(h.open(f->ino(), O_RDWR | O_TRUNC));
+  CHECK(h.objects().objects().empty());
+  CHECK(h.getattr(f->ino())->size() == 0);
+  CHECK_FALSE(h.getattr(f->ino())->inline_());  // stays an object file
+}
+
+TEST_CASE("mds/orphans: an unlinked open file stays readable until the last close") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "f");
+  DFS_REQUIRE_OK(h.uninline(f->ino()));
+  h.objects().objects()[obj(f->ino(), 0)] = "payload";
+  DFS_REQUIRE_OK(h.commit_write(f->ino(), 7));
+  DFS_REQUIRE_OK(h.open(f->ino()));
+  DFS_REQUIRE_OK(h.open(f->ino()));  // twice by this session
+  std::string first_client = h.client();
+  h.set_client("client.other");
+  DFS_REQUIRE_OK(h.open(f->ino()));
+  DFS_REQUIRE_OK(h.unlink(kRootIno, "f"));
+  h.run_for(Duration(100));
+  CHECK(h.getattr(f->ino())->nlink() == 0);
+  CHECK(h.statfs()->orphans() == 1);
+  DFS_REQUIRE_OK(h.release(f->ino()));  // client.other done
+  h.set_client(first_client);
+  DFS_REQUIRE_OK(h.release(f->ino()));
+  h.run_for(Duration(100));
+  DFS_REQUIRE_OK(h.getattr(f->ino()));
+  CHECK(h.objects().objects().count(obj(f->ino(), 0)) == 1);
+  DFS_REQUIRE_OK(h.release(f->ino()));  // the last close
+  h.run_for(Duration(200));
+  DFS_REQUIRE_CODE(h.getattr(f->ino()), ErrorCode::kStale);
+  CHECK(h.objects().objects().empty());
+  auto st = h.statfs();
+  CHECK(st->orphans() == 0);
+  CHECK(st->purge_backlog_inodes() == 0);
+  CHECK(st->purge_backlog_bytes() == 0);
+  // Opening a purged inode fails.
+  DFS_REQUIRE_CODE(h.open(f->ino()), ErrorCode::kStale);
+}
+
+TEST_CASE("mds/purge: deleted files' objects are removed in the background") {
+  MdsHarness h;
+  std::vector<uint64_t> inos;
+  for (int i = 0; i < 50; ++i) {
+    auto f = h.create(kRootIno, "f" + std::to_string(i));
+    DFS_REQUIRE_OK(h.uninline(f->ino()));
+    for (int o = 0; o < 3; ++o) h.objects().objects()[obj(f->ino(), o)] = "x";
+    DFS_REQUIRE_OK(h.commit_write(f->ino(), 3 * (4u << 20)));
+    inos.push_back(f->ino());
+  }
+  auto inline_file = h.create(kRootIno, "small");
+  DFS_REQUIRE_OK(h.write_inline(inline_file->ino(), 0, "tiny"));
+  for (int i = 0; i < 50; ++i) DFS_REQUIRE_OK(h.unlink(kRootIno, "f" + std::to_string(i)));
+  DFS_REQUIRE_OK(h.unlink(kRootIno, "small"));
+  for (int i = 0; i < 200; ++i) {
+    auto st = h.statfs();
+    if (h.objects().objects().empty() && st->purge_backlog_inodes() == 0 && st->inodes() == 1) break;
+    h.run_for(Duration(20));
+  }
+  CHECK(h.objects().objects().empty());
+  auto st = h.statfs();
+  CHECK(st->purge_backlog_inodes() == 0);
+  CHECK(st->inodes() == 1);
+  auto queued = h.store().scan(purge_prefix(), prefix_end(purge_prefix()), 10);
+  CHECK(queued->empty());
+}
+
+TEST_CASE("mds/purge: after a restart, unreclaimed orphans are purged after the grace") {
+  TempDir dir;
+  uint64_t ino = 0;
+  auto options = MdsHarness::default_options();
+  {
+    // First life: the file is unlinked while open, then the MDS "crashes".
+    asio::io_context io;
+    auto work = asio::make_work_guard(io);  // run_one() must wait for pool tasks
+    auto store = open_rocks_meta_store(dir.path + "/meta", true);
+    DFS_REQUIRE_OK(format_meta_store(**store, options.fs, proto::Timespec()));
+    auto objects = std::make_unique<MemDataObjects>();
+    MdsService svc(io.get_executor(), options, std::move(*store), std::move(objects));
+    DFS_REQUIRE_OK(svc.load());
+    auto run = [&](uint32_t method, const google::protobuf::Message& m) {
+      std::optional<Result<rpc::Reply>> out;
+      asio::co_spawn(io, svc.handle(method, m.SerializeAsString(), nullptr),
+                     [&](std::exception_ptr, Result<rpc::Reply> r) { out = std::move(r); });
+      while (!out) io.run_one();
+      return std::move(*out);
+    };
+    proto::MknodRequest mk;
+    mk.set_parent(kRootIno);
+    mk.set_name("f");
+    mk.set_mode(S_IFREG | 0644);
+    auto made = run(rpc::kMdsMknod, mk);
+    DFS_REQUIRE_OK(made);
+    proto::MknodReply reply;
+    reply.ParseFromString(made->body);
+    ino = reply.inode().ino();
+    proto::OpenRequest op;
+    op.set_ino(ino);
+    DFS_REQUIRE_OK(run(rpc::kMdsOpen, op));
+    proto::UnlinkRequest un;
+    un.set_parent(kRootIno);
+    un.set_name("f");
+    DFS_REQUIRE_OK(run(rpc::kMdsUnlink, un));
+    io.stop();
+  }
+  options.reclaim_grace = Duration(300);
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  auto store = open_rocks_meta_store(dir.path + "/meta", false);
+  DFS_REQUIRE_OK(store);
+  MdsService svc(io.get_executor(), options, std::move(*store), std::make_unique<MemDataObjects>());
+  DFS_REQUIRE_OK(svc.load());
+  CHECK(svc.orphans_in_memory() == 1);
+  svc.start_background();
+  auto until = Clock::now() + Duration(150);
+  while (Clock::now() < until) io.run_one_for(std::chrono::milliseconds(5));
+  CHECK(find_inode(svc.store(), ino)->has_value());  // still within the grace
+  until = Clock::now() + Duration(500);
+  while (Clock::now() < until) io.run_one_for(std::chrono::milliseconds(5));
+  CHECK_FALSE(find_inode(svc.store(), ino)->has_value());
+  CHECK(svc.orphans_in_memory() == 0);
+  svc.stop();
+  while (!svc.idle()) io.run_one_for(std::chrono::milliseconds(10));
+  io.poll();
+}
+
+TEST_CASE("mds/open: O_CREAT-with-open counts the opener") {
+  MdsHarness h;
+  proto::MknodRequest req;
+  *req.mutable_header() = h.header();
+  req.set_parent(kRootIno);
+  req.set_name("f");
+  req.set_mode(S_IFREG | 0600);
+  req.set_open(true);
+  auto made = h.call<proto::MknodReply>(rpc::kMdsMknod, req);
+  DFS_REQUIRE_OK(made);
+  uint64_t ino = made->inode().ino();
+  CHECK(h.service().sessions().open_count(ino) == 1);
+  DFS_REQUIRE_OK(h.unlink(kRootIno, "f"));
+  h.run_for(Duration(100));
+  DFS_REQUIRE_OK(h.getattr(ino));
+  DFS_REQUIRE_OK(h.release(ino));
+  h.run_for(Duration(100));
+  DFS_REQUIRE_CODE(h.getattr(ino), ErrorCode::kStale);
+}
+
+}  // namespace dfs::mds::test
