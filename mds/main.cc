@@ -1,9 +1,9 @@
 // dfs-mds: the metadata server (rank 0, one replica in this version). Thin: parses
 // flags and config, opens the metadata store, connects to the cluster for data objects
 // and runs the MdsService on one I/O thread until SIGTERM.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <thread>
 
 #include "client-fuse/libdfs/object_client.h"
@@ -20,7 +20,8 @@ int fail(const std::string& message) {
   return 1;
 }
 
-dfs::Result<dfs::mds::FsSettings> fs_settings(const dfs::Config& config, const std::string& section) {
+dfs::Result<dfs::mds::FsSettings> fs_settings(const dfs::Config& config,
+                                              const std::string& section) {
   auto fs = dfs::mds::default_fs_settings();
   auto threshold = DFS_TRY(config.get_int(section, "inline_threshold", 4096));
   if (threshold < 0 || threshold > (1 << 20)) {
@@ -88,9 +89,11 @@ int main(int argc, char** argv) {
   dfs::mds::MdsOptions options;
   options.name = name;
   options.fs = *fs;
-  options.listen_addr = addr_flag.empty() ? config->get_or(section, "addr", "127.0.0.1:0") : addr_flag;
+  options.listen_addr =
+      addr_flag.empty() ? config->get_or(section, "addr", "127.0.0.1:0") : addr_flag;
   options.mon_addrs = dfs::split_list(config->get_or("global", "mon_addrs", ""));
-  if (options.mon_addrs.empty()) return fail("no monitors: set mon_addrs in [global] of " + config->origin());
+  if (options.mon_addrs.empty())
+    return fail("no monitors: set mon_addrs in [global] of " + config->origin());
   auto grace = config->get_int(section, "reclaim_grace_ms", 30000);
   if (!grace) return fail(grace.error().to_string());
   options.reclaim_grace = dfs::Duration(*grace);
@@ -108,11 +111,12 @@ int main(int argc, char** argv) {
     spdlog::info("signal {}: shutting down", sig);
     service.stop();
     // Let the commit in flight and the background loops finish (bounded), then stop.
-    dfs::spawn_checked(io.get_executor(), [](dfs::mds::MdsService* s,
-                                             boost::asio::io_context* ctx) -> dfs::awaitable<void> {
-      for (int i = 0; i < 500 && !s->idle(); ++i) co_await dfs::sleep_for(dfs::Duration(10));
-      ctx->stop();
-    }(&service, &io));
+    dfs::spawn_checked(
+        io.get_executor(),
+        [](dfs::mds::MdsService* s, boost::asio::io_context* ctx) -> dfs::awaitable<void> {
+          for (int i = 0; i < 500 && !s->idle(); ++i) co_await dfs::sleep_for(dfs::Duration(10));
+          ctx->stop();
+        }(&service, &io));
   });
   io.run();
   return 0;

@@ -86,10 +86,15 @@ StripeLayout FileClient::layout_of(const proto::Inode& inode) const {
 
 awaitable<Result<proto::Inode>> FileClient::lookup(Creds creds, Ino parent, std::string name) {
   DFS_CO_TRY_STATUS(check_name(name));
+  if (dirs_.contains(parent, name) == false) {
+    co_return make_error(ErrorCode::kNotFound, "no entry '" + name + "' (known directory)");
+  }
   proto::LookupRequest request;
   request.set_parent(parent);
-  request.set_name(std::move(name));
-  co_return co_await mds_inode(rpc::kMdsLookup, std::move(request), creds, false);
+  request.set_name(name);
+  auto inode = co_await mds_inode(rpc::kMdsLookup, std::move(request), creds, false);
+  if (!inode && inode.error().code() == ErrorCode::kNotFound) dirs_.forget(parent);
+  co_return inode;
 }
 
 awaitable<Result<proto::Inode>> FileClient::getattr(Creds creds, Ino ino) {
@@ -126,16 +131,18 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
     // by) an explicit time change.
     DFS_CO_AWAIT_CHECK(flush_state(st));
   }
-  if ((args.valid & (kSetAtime | kSetMtime)) &&
-      !(args.valid & (kSetMode | kSetUid | kSetGid)) && !creds.is_root()) {
+  if ((args.valid & (kSetAtime | kSetMtime)) && !(args.valid & (kSetMode | kSetUid | kSetGid)) &&
+      !creds.is_root()) {
     // The kernel (default_permissions) lets a non-owner set times only to "now", but
     // with the writeback cache it sends "now" as its own clock's time: say it is now.
-    const Known* k = known(ino);
-    if (!k) {
-      DFS_CO_AWAIT_CHECK(getattr(creds, ino));
-      k = known(ino);
+    uint32_t owner;
+    if (const Known* k = known(ino)) {
+      owner = k->inode.uid();
+    } else {
+      DFS_CO_AWAIT_TRY(auto current, getattr(creds, ino));
+      owner = current.uid();
     }
-    if (k && k->inode.uid() != creds.uid) {
+    if (owner != creds.uid) {
       if (args.valid & kSetAtime) args.valid |= kSetAtimeNow;
       if (args.valid & kSetMtime) args.valid |= kSetMtimeNow;
       times_only = false;
@@ -188,11 +195,14 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
   DFS_CO_TRY_STATUS(check_name(name));
   proto::MknodRequest request;
   request.set_parent(parent);
-  request.set_name(std::move(name));
+  request.set_name(name);
   request.set_mode(mode);
   request.set_rdev(rdev);
   request.set_exclusive(true);
-  co_return co_await mds_inode(rpc::kMdsMknod, std::move(request), creds, true);
+  auto inode = co_await mds_inode(rpc::kMdsMknod, std::move(request), creds, true);
+  after_add(parent, name, inode);
+  if (inode && S_ISDIR(inode->mode()) && options_.exclusive) dirs_.created(inode->ino());
+  co_return inode;
 }
 
 awaitable<Result<proto::Inode>> FileClient::symlink(Creds creds, Ino parent, std::string name,
@@ -200,9 +210,11 @@ awaitable<Result<proto::Inode>> FileClient::symlink(Creds creds, Ino parent, std
   DFS_CO_TRY_STATUS(check_name(name));
   proto::SymlinkRequest request;
   request.set_parent(parent);
-  request.set_name(std::move(name));
+  request.set_name(name);
   request.set_target(std::move(target));
-  co_return co_await mds_inode(rpc::kMdsSymlink, std::move(request), creds, true);
+  auto inode = co_await mds_inode(rpc::kMdsSymlink, std::move(request), creds, true);
+  after_add(parent, name, inode);
+  co_return inode;
 }
 
 awaitable<Result<std::string>> FileClient::readlink(Creds creds, Ino ino) {
@@ -219,8 +231,10 @@ awaitable<Result<proto::Inode>> FileClient::link(Creds creds, Ino ino, Ino new_p
   proto::LinkRequest request;
   request.set_ino(ino);
   request.set_new_parent(new_parent);
-  request.set_new_name(std::move(new_name));
-  co_return co_await mds_inode(rpc::kMdsLink, std::move(request), creds, true);
+  request.set_new_name(new_name);
+  auto inode = co_await mds_inode(rpc::kMdsLink, std::move(request), creds, true);
+  after_add(new_parent, new_name, inode);
+  co_return inode;
 }
 
 awaitable<Result<proto::Inode>> FileClient::unlink(Creds creds, Ino parent, std::string name,
@@ -228,10 +242,17 @@ awaitable<Result<proto::Inode>> FileClient::unlink(Creds creds, Ino parent, std:
   DFS_CO_TRY_STATUS(check_name(name));
   proto::UnlinkRequest request;
   request.set_parent(parent);
-  request.set_name(std::move(name));
+  request.set_name(name);
   request.set_directory(directory);
   // UnlinkReply carries the inode in field 1, like InodeReply.
-  DFS_CO_AWAIT_TRY(auto inode, mds_inode(rpc::kMdsUnlink, std::move(request), creds, true));
+  auto removed = co_await mds_inode(rpc::kMdsUnlink, std::move(request), creds, true);
+  if (!removed) {
+    dirs_.forget(parent);
+    co_return removed;
+  }
+  proto::Inode inode = std::move(*removed);
+  dirs_.removed(parent, name);
+  if (directory) dirs_.forget(inode.ino());
   // A file that lost its last name and is only lingering here: let the MDS purge it now.
   if (inode.nlink() == 0) drop_soon(held(inode.ino()));
   co_return inode;
@@ -244,12 +265,23 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
   DFS_CO_TRY_STATUS(check_name(new_name));
   proto::RenameRequest request;
   request.set_parent(parent);
-  request.set_name(std::move(name));
+  request.set_name(name);
   request.set_new_parent(new_parent);
-  request.set_new_name(std::move(new_name));
+  request.set_new_name(new_name);
   request.set_flags(flags);
-  DFS_CO_AWAIT_TRY(auto reply,
-                   mds_.call<proto::RenameReply>(rpc::kMdsRename, std::move(request), creds, true));
+  auto renamed =
+      co_await mds_.call<proto::RenameReply>(rpc::kMdsRename, std::move(request), creds, true);
+  if (!renamed) {
+    dirs_.forget(parent);
+    dirs_.forget(new_parent);
+    co_return renamed;
+  }
+  proto::RenameReply reply = std::move(*renamed);
+  if (!(flags & kRenameExchange)) {  // an exchange keeps both names
+    dirs_.removed(parent, name);
+    dirs_.added(new_parent, new_name);
+  }
+  if (reply.did_replace() && S_ISDIR(reply.replaced().mode())) dirs_.forget(reply.replaced().ino());
   // The moved inode's ctime changed and we do not know its number: cached attributes
   // are refetched once.
   ++namespace_gen_;
@@ -317,11 +349,13 @@ awaitable<Status> FileClient::setxattr(Creds creds, Ino ino, std::string name, s
     // A write pushed after this would clear security.capability again.
     DFS_CO_AWAIT_CHECK(flush_state(st));
   }
-  DFS_CO_AWAIT_CHECK(mds_.call<proto::Empty>(rpc::kMdsSetXattr, request, creds, true));
+  DFS_CO_AWAIT_TRY(auto reply,
+                   mds_.call<proto::InodeReply>(rpc::kMdsSetXattr, request, creds, true));
   if (auto it = known_.find(ino); it != known_.end()) {
     (*it->second.inode.mutable_xattrs())[request.name()] = request.value();
     it->second.attrs_gen = 0;  // ctime, and the mode for an ACL
   }
+  learn(reply.inode());  // the MDS's version of all that, when it sends it
   co_return ok_status();
 }
 
@@ -353,11 +387,13 @@ awaitable<Status> FileClient::removexattr(Creds creds, Ino ino, std::string name
   proto::RemoveXattrRequest request;
   request.set_ino(ino);
   request.set_name(std::move(name));
-  DFS_CO_AWAIT_CHECK(mds_.call<proto::Empty>(rpc::kMdsRemoveXattr, request, creds, true));
+  DFS_CO_AWAIT_TRY(auto reply,
+                   mds_.call<proto::InodeReply>(rpc::kMdsRemoveXattr, request, creds, true));
   if (auto it = known_.find(ino); it != known_.end()) {
     it->second.inode.mutable_xattrs()->erase(request.name());
     it->second.attrs_gen = 0;
   }
+  learn(reply.inode());
   co_return ok_status();
 }
 

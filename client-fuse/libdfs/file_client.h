@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "client-fuse/libdfs/creds.h"
+#include "client-fuse/libdfs/dir_cache.h"
 #include "client-fuse/libdfs/mds_session.h"
 #include "client-fuse/libdfs/object_client.h"
 #include "client-fuse/libdfs/striping.h"
@@ -31,6 +32,11 @@ struct FileClientOptions {
   uint64_t readahead_bytes = 8u << 20;  // sequential-read prefetch window (0: off)
   uint32_t max_parallel_objects = 16;   // object requests in flight per operation
   Duration linger{2000};  // a closed file's MDS open and cached state are kept this long
+  // This client is the file system's only one (the default until capabilities exist):
+  // it answers negative lookups in directories it created, xattrs and held files'
+  // attributes from what it knows, and lets closed files linger. Off: every such
+  // question goes to the MDS (for tests that mount the file system twice).
+  bool exclusive = true;
 };
 
 // Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
@@ -45,6 +51,10 @@ enum SetAttrField : uint32_t {
   kSetMtimeNow = 256,
   kSetCtime = 1024,
 };
+
+// rename() flags (as renameat2).
+inline constexpr uint32_t kRenameNoReplace = 1;
+inline constexpr uint32_t kRenameExchange = 2;
 
 struct SetAttrArgs {
   uint32_t valid = 0;
@@ -160,6 +170,9 @@ class FileClient {
                                             bool mutating);
   // Applies this client's newer knowledge of an open file (size, mtime) to `inode`.
   void overlay(proto::Inode& inode) const;
+  // Keeps the directory name cache in step with a namespace operation's outcome.
+  template <class T>
+  void after_add(Ino parent, const std::string& name, const Result<T>& result);
   // Records an inode the MDS returned (newest version wins).
   void learn(const proto::Inode& inode);
   struct Known {
@@ -212,6 +225,7 @@ class FileClient {
   // from it (all xattr changes pass through this client or come back in a reply).
   std::unordered_map<Ino, Known> known_;
   uint64_t namespace_gen_ = 1;
+  DirCache dirs_;  // names of directories we created: negative lookups answered here
   Fh next_fh_ = 1;
   bool stopping_ = false;
   std::shared_ptr<asio::steady_timer> flusher_timer_;
@@ -231,6 +245,15 @@ awaitable<std::vector<T>> FileClient::bounded_gather(std::vector<awaitable<T>> t
     for (auto& r : results) out.push_back(std::move(r));
   }
   co_return out;
+}
+
+template <class T>
+void FileClient::after_add(Ino parent, const std::string& name, const Result<T>& result) {
+  if (!result) {
+    dirs_.forget(parent);  // whatever happened there, we no longer know
+    return;
+  }
+  dirs_.added(parent, name);
 }
 
 template <class Req>

@@ -19,13 +19,11 @@ constexpr uint64_t kMaxPrefetchPiece = 1u << 20;  // the size of the largest FUS
 void note_write(FileState& st, const Handle& h, proto::Inode* known) {
   st.mtime = now_timespec();
   st.writer = h.creds;
-  // Linux clears setuid/setgid on a write unless the writer has CAP_FSETID; root
-  // stands in for that capability here. The MDS does it when the write is pushed (an
-  // inline write always); the cached capability xattr goes now, as it would locally.
-  if (!h.creds.is_root()) st.clear_privileges = true;
-  if (known && (st.is_inline || st.clear_privileges)) {
-    known->mutable_xattrs()->erase("security.capability");
-  }
+  // A write clears security.capability, and setuid/setgid unless the writer is root
+  // (CAP_FSETID): the MDS does it by the writer's credentials when the write is pushed;
+  // the cached capability goes now, as it would locally.
+  st.clear_privileges = true;
+  if (known) known->mutable_xattrs()->erase("security.capability");
 }
 
 }  // namespace
@@ -44,20 +42,27 @@ awaitable<Result<std::string>> FileClient::read(Fh fh, uint64_t offset, uint64_t
 
 awaitable<Result<std::string>> FileClient::read_objects(std::shared_ptr<FileState> st,
                                                         uint64_t offset, uint64_t length) {
-  auto extents = map_range(st->layout, offset, length);
+  auto all = map_range(st->layout, offset, length);
+  uint64_t gen = st->write_gen;
+  std::vector<ObjectExtent> extents;
   std::vector<awaitable<Result<std::string>>> tasks;
-  for (const auto& e : extents) {
+  for (const auto& e : all) {
+    if (options_.exclusive && st->missing_objects.count(e.object_index)) continue;  // a hole
+    extents.push_back(e);
     tasks.push_back(objects_->read(st->layout.pool, object_name(st->ino, e.object_index),
                                    e.object_offset, e.length));
   }
   auto results = co_await bounded_gather(std::move(tasks));
-  if (results.size() == 1 && results[0] && results[0]->size() == length) {
+  if (all.size() == 1 && results.size() == 1 && results[0] && results[0]->size() == length) {
     co_return std::move(*results[0]);
   }
   std::string out(length, '\0');  // holes and short objects read as zeros
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i]) {
-      if (results[i].error().code() == ErrorCode::kNotFound) continue;
+      if (results[i].error().code() == ErrorCode::kNotFound) {
+        if (st->write_gen == gen) st->missing_objects.insert(extents[i].object_index);
+        continue;
+      }
       co_return unexpected(
           std::move(results[i])
               .error()
@@ -174,6 +179,8 @@ awaitable<Status> FileClient::write_objects(std::shared_ptr<FileState> st, uint6
   auto extents = map_range(st->layout, offset, data.size());
   std::vector<awaitable<Result<proto::WriteReply>>> tasks;
   for (const auto& e : extents) {
+    st->missing_objects.erase(e.object_index);  // before the write: a read must not skip it
+    ++st->write_gen;
     std::string piece =
         extents.size() == 1 ? std::move(data) : data.substr(e.buffer_offset, e.length);
     tasks.push_back(objects_->write(st->layout.pool, object_name(st->ino, e.object_index),
@@ -319,6 +326,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     co_await st->io.lock();
     io_guard.emplace(st->io);
     st->readahead.clear();
+    st->missing_objects.clear();
   }
   proto::SetAttrRequest request;
   request.set_ino(ino);

@@ -37,12 +37,14 @@ void FileClient::learn(const proto::Inode& inode) {
 }
 
 const FileClient::Known* FileClient::known(Ino ino) const {
+  if (!options_.exclusive) return nullptr;
   auto it = known_.find(ino);
   return it == known_.end() ? nullptr : &it->second;
 }
 
 void FileClient::forget(Ino ino) {
   if (!states_.count(ino)) known_.erase(ino);
+  dirs_.forget(ino);
 }
 
 std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
@@ -112,12 +114,15 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   DFS_CO_TRY_STATUS(check_name(name));
   proto::MknodRequest request;
   request.set_parent(parent);
-  request.set_name(std::move(name));
+  request.set_name(name);
   request.set_mode(S_IFREG | (mode & 07777));
   request.set_exclusive((flags & O_EXCL) != 0);
   request.set_open(true);  // counts our open too: one round trip for create + open
-  DFS_CO_AWAIT_TRY(auto made,
-                   mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true));
+  auto result =
+      co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
+  after_add(parent, name, result);
+  if (!result) co_return unexpected(std::move(result).error());
+  proto::MknodReply made = std::move(*result);
   if (!S_ISREG(made.inode().mode())) {
     // O_CREAT without O_EXCL on a name that is not a regular file: the MDS counted an
     // open we cannot use.
@@ -165,7 +170,12 @@ awaitable<Status> FileClient::release(Fh fh) {
   if (--st->handles > 0) co_return ok_status();
   Status flushed = co_await flush_state(st);
   st->linger_until = Clock::now() + options_.linger;
-  if (options_.linger.count() == 0 || stopping_) co_await drop_state(st);
+  // A file that lost its last name goes at once, so its space is freed now.
+  const Known* k = known(st->ino);
+  bool unlinked = k && k->inode.nlink() == 0;
+  if (options_.linger.count() == 0 || !options_.exclusive || stopping_ || unlinked) {
+    co_await drop_state(st);
+  }
   co_return flushed;
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 
 #include "client-fuse/libdfs/async_sync.h"
 #include "client-fuse/libdfs/creds.h"
@@ -57,6 +58,11 @@ struct FileState {
   AsyncMutex flush_mu;
   AsyncRwLock io;
   std::optional<Error> write_error;  // a failed background write, reported by fsync
+
+  // Objects a read found missing (holes): read as zeros without asking again until
+  // this client writes to them. Only written through this client (single client).
+  std::unordered_set<uint64_t> missing_objects;
+  uint64_t write_gen = 0;  // bumped by every object write: a read that raced one learns nothing
 
   // Prefetched pieces by file offset; dropped on every write and truncate.
   std::map<uint64_t, std::shared_ptr<Prefetch>> readahead;

@@ -112,6 +112,7 @@ client::FileClientOptions client_options(const MountOptions& o, std::vector<std:
   c.objects.attempt_timeout = std::min(c.objects.op_timeout, Duration(20000));
   c.objects.connect_timeout = Duration(o.mount_timeout_s * 1000ull);
   c.readahead_bytes = o.readahead_bytes;
+  c.exclusive = o.exclusive;
   return c;
 }
 
@@ -158,7 +159,13 @@ int serve(const MountOptions& o, Reporter& reporter) {
   std::vector<std::string> args = {"dfs-fuse"};
   if (o.debug) args.push_back("-d");
   args.push_back("-o");
-  args.push_back(fuse_mount_options(o, ::geteuid() == 0));
+  MountOptions shown = o;  // /proc/mounts names the monitors even when the config did
+  if (o.source.mon_addrs.empty()) {
+    std::string names;
+    for (const auto& m : *mons) names += (names.empty() ? "" : ",") + m;
+    shown.source_text = names + o.source_text;
+  }
+  args.push_back(fuse_mount_options(shown, ::geteuid() == 0));
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());

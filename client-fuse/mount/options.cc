@@ -146,6 +146,10 @@ Status apply_option(MountOptions& o, const std::string& key,
     uint64_t s = DFS_TRY(parse_uint(key, DFS_TRY(need())));
     if (s == 0 || s > 86400) return bad("option " + key + " must be 1..86400 seconds");
     (key == "op_timeout" ? o.op_timeout_s : o.mount_timeout_s) = static_cast<uint32_t>(s);
+  } else if (key == "cache") {
+    std::string mode = DFS_TRY(need());
+    if (mode != "exclusive" && mode != "shared") return bad("cache must be exclusive or shared");
+    o.exclusive = mode == "exclusive";
   } else if (key == "readahead_kb") {
     o.readahead_bytes = DFS_TRY(parse_uint(key, DFS_TRY(need()))) * 1024;
   } else if (key == "writeback" || key == "nowriteback") {

@@ -40,6 +40,7 @@ struct MountOptions {
   uint32_t op_timeout_s = 60;     // a request the cluster cannot serve fails with EIO after it
   uint32_t mount_timeout_s = 30;  // monitors and MDS must answer within it
   bool writeback_cache = true;
+  bool exclusive = true;  // cache=exclusive (default) or cache=shared
   bool posix_acl = true;
   bool splice = true;
   uint64_t readahead_bytes = 8u << 20;

@@ -30,16 +30,25 @@ Status validate(const std::vector<AclEntry>& acl) {
     if (e.perm & ~kRwx) return invalid("permission bits beyond rwx");
     if (e.tag < last_tag) return invalid("entries out of order");
     switch (e.tag) {
-      case kAclUserObj: ++user_obj; break;
-      case kAclGroupObj: ++group_obj; break;
-      case kAclOther: ++other; break;
-      case kAclMask: ++mask; break;
+      case kAclUserObj:
+        ++user_obj;
+        break;
+      case kAclGroupObj:
+        ++group_obj;
+        break;
+      case kAclOther:
+        ++other;
+        break;
+      case kAclMask:
+        ++mask;
+        break;
       case kAclUser:
       case kAclGroup:
         if (e.tag == last_tag && e.id <= last_id) return invalid("duplicate or unsorted ids");
         ++named;
         break;
-      default: return invalid("unknown tag");
+      default:
+        return invalid("unknown tag");
     }
     last_tag = e.tag;
     last_id = e.id;
@@ -59,7 +68,8 @@ Result<std::vector<AclEntry>> parse_acl(std::string_view xattr) {
   std::vector<AclEntry> acl;
   for (size_t at = 4; at < xattr.size(); at += 8) {
     acl.push_back(AclEntry{static_cast<uint16_t>(get_le(xattr, at, 2)),
-                           static_cast<uint16_t>(get_le(xattr, at + 2, 2)), get_le(xattr, at + 4, 4)});
+                           static_cast<uint16_t>(get_le(xattr, at + 2, 2)),
+                           get_le(xattr, at + 4, 4)});
   }
   DFS_TRY_STATUS(validate(acl));
   return acl;
@@ -81,14 +91,22 @@ bool acl_equiv_mode(const std::vector<AclEntry>& acl, uint32_t& mode) {
   bool not_equiv = false;
   for (const auto& e : acl) {
     switch (e.tag) {
-      case kAclUserObj: bits |= (e.perm & kRwx) << 6; break;
-      case kAclGroupObj: bits |= (e.perm & kRwx) << 3; break;
-      case kAclOther: bits |= e.perm & kRwx; break;
+      case kAclUserObj:
+        bits |= (e.perm & kRwx) << 6;
+        break;
+      case kAclGroupObj:
+        bits |= (e.perm & kRwx) << 3;
+        break;
+      case kAclOther:
+        bits |= e.perm & kRwx;
+        break;
       case kAclMask:
         bits = (bits & ~uint32_t(S_IRWXG)) | ((e.perm & kRwx) << 3);
         not_equiv = true;
         break;
-      default: not_equiv = true; break;
+      default:
+        not_equiv = true;
+        break;
     }
   }
   mode = (mode & ~uint32_t(0777)) | bits;
@@ -107,8 +125,12 @@ bool acl_create_masq(std::vector<AclEntry>& acl, uint32_t& mode_io) {
         mode &= (uint32_t(e.perm) << 6) | ~uint32_t(S_IRWXU);
         break;
       case kAclUser:
-      case kAclGroup: not_equiv = true; break;
-      case kAclGroupObj: group_obj = &e; break;
+      case kAclGroup:
+        not_equiv = true;
+        break;
+      case kAclGroupObj:
+        group_obj = &e;
+        break;
       case kAclOther:
         e.perm &= mode | ~kRwx;
         mode &= e.perm | ~kRwx;
@@ -117,7 +139,8 @@ bool acl_create_masq(std::vector<AclEntry>& acl, uint32_t& mode_io) {
         mask_obj = &e;
         not_equiv = true;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   AclEntry* g = mask_obj ? mask_obj : group_obj;
@@ -134,11 +157,20 @@ void acl_chmod(std::vector<AclEntry>& acl, uint32_t mode) {
   AclEntry* mask_obj = nullptr;
   for (auto& e : acl) {
     switch (e.tag) {
-      case kAclUserObj: e.perm = (mode & S_IRWXU) >> 6; break;
-      case kAclGroupObj: group_obj = &e; break;
-      case kAclMask: mask_obj = &e; break;
-      case kAclOther: e.perm = mode & S_IRWXO; break;
-      default: break;
+      case kAclUserObj:
+        e.perm = (mode & S_IRWXU) >> 6;
+        break;
+      case kAclGroupObj:
+        group_obj = &e;
+        break;
+      case kAclMask:
+        mask_obj = &e;
+        break;
+      case kAclOther:
+        e.perm = mode & S_IRWXO;
+        break;
+      default:
+        break;
     }
   }
   AclEntry* g = mask_obj ? mask_obj : group_obj;

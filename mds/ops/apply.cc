@@ -14,22 +14,38 @@ namespace {
 Result<std::string> dispatch(OpContext& ctx, const proto::MdsLogEntry& e) {
   using E = proto::MdsLogEntry;
   switch (e.op_case()) {
-    case E::kSetattr: return apply_setattr(ctx, e.setattr());
-    case E::kMknod: return apply_mknod(ctx, e.mknod());
-    case E::kSymlink: return apply_symlink(ctx, e.symlink());
-    case E::kLink: return apply_link(ctx, e.link());
-    case E::kUnlink: return apply_unlink(ctx, e.unlink());
-    case E::kRename: return apply_rename(ctx, e.rename());
-    case E::kSetxattr: return apply_setxattr(ctx, e.setxattr());
-    case E::kRemovexattr: return apply_removexattr(ctx, e.removexattr());
-    case E::kOpen: return apply_open(ctx, e.open());
-    case E::kRelease: return apply_release(ctx, e.release());
-    case E::kWriteInline: return apply_write_inline(ctx, e.write_inline());
-    case E::kUninline: return apply_uninline(ctx, e.uninline());
-    case E::kCommitWrite: return apply_commit_write(ctx, e.commit_write());
-    case E::kPurgeDone: return apply_purge_done(ctx, e.purge_done());
-    case E::kForgetSession: return apply_forget_session(ctx, e.forget_session());
-    case E::OP_NOT_SET: break;
+    case E::kSetattr:
+      return apply_setattr(ctx, e.setattr());
+    case E::kMknod:
+      return apply_mknod(ctx, e.mknod());
+    case E::kSymlink:
+      return apply_symlink(ctx, e.symlink());
+    case E::kLink:
+      return apply_link(ctx, e.link());
+    case E::kUnlink:
+      return apply_unlink(ctx, e.unlink());
+    case E::kRename:
+      return apply_rename(ctx, e.rename());
+    case E::kSetxattr:
+      return apply_setxattr(ctx, e.setxattr());
+    case E::kRemovexattr:
+      return apply_removexattr(ctx, e.removexattr());
+    case E::kOpen:
+      return apply_open(ctx, e.open());
+    case E::kRelease:
+      return apply_release(ctx, e.release());
+    case E::kWriteInline:
+      return apply_write_inline(ctx, e.write_inline());
+    case E::kUninline:
+      return apply_uninline(ctx, e.uninline());
+    case E::kCommitWrite:
+      return apply_commit_write(ctx, e.commit_write());
+    case E::kPurgeDone:
+      return apply_purge_done(ctx, e.purge_done());
+    case E::kForgetSession:
+      return apply_forget_session(ctx, e.forget_session());
+    case E::OP_NOT_SET:
+      break;
   }
   return make_error(ErrorCode::kInvalidArgument, "log entry without an op");
 }
@@ -38,20 +54,34 @@ Result<std::string> dispatch(OpContext& ctx, const proto::MdsLogEntry& e) {
 const proto::MdsRequestHeader* header_of(const proto::MdsLogEntry& e) {
   using E = proto::MdsLogEntry;
   switch (e.op_case()) {
-    case E::kSetattr: return &e.setattr().header();
-    case E::kMknod: return &e.mknod().header();
-    case E::kSymlink: return &e.symlink().header();
-    case E::kLink: return &e.link().header();
-    case E::kUnlink: return &e.unlink().header();
-    case E::kRename: return &e.rename().header();
-    case E::kSetxattr: return &e.setxattr().header();
-    case E::kRemovexattr: return &e.removexattr().header();
-    case E::kOpen: return &e.open().header();
-    case E::kRelease: return &e.release().header();
-    case E::kWriteInline: return &e.write_inline().header();
-    case E::kUninline: return &e.uninline().header();
-    case E::kCommitWrite: return &e.commit_write().header();
-    default: return nullptr;
+    case E::kSetattr:
+      return &e.setattr().header();
+    case E::kMknod:
+      return &e.mknod().header();
+    case E::kSymlink:
+      return &e.symlink().header();
+    case E::kLink:
+      return &e.link().header();
+    case E::kUnlink:
+      return &e.unlink().header();
+    case E::kRename:
+      return &e.rename().header();
+    case E::kSetxattr:
+      return &e.setxattr().header();
+    case E::kRemovexattr:
+      return &e.removexattr().header();
+    case E::kOpen:
+      return &e.open().header();
+    case E::kRelease:
+      return &e.release().header();
+    case E::kWriteInline:
+      return &e.write_inline().header();
+    case E::kUninline:
+      return &e.uninline().header();
+    case E::kCommitWrite:
+      return &e.commit_write().header();
+    default:
+      return nullptr;
   }
 }
 

@@ -38,7 +38,7 @@ Result<std::string> apply_write_inline(OpContext& ctx, const proto::WriteInlineR
   data->replace(req.offset(), req.data().size(), req.data());
   set_size(inode, data->size());
   *inode.mutable_mtime() = ctx.now();
-  kill_privileges(inode);
+  kill_privileges(inode, req.header().creds());
   changed(inode, ctx.now());
   ctx.w.put_inode(inode);
   return inode_reply(std::move(inode));
@@ -66,9 +66,13 @@ Result<std::string> apply_commit_write(OpContext& ctx, const proto::CommitWriteR
     }
     inode.set_inline_(false);  // an empty inline file simply starts using objects
   }
-  if (req.end() > inode.size()) set_size(inode, req.end());
+  uint64_t old_size = inode.size();
+  if (req.end() > old_size) set_size(inode, req.end());
+  // Blocks: what the client says it wrote, else (older clients) the growth.
+  add_written(inode, req.written_bytes() ? req.written_bytes()
+                                         : (req.end() > old_size ? req.end() - old_size : 0));
   *inode.mutable_mtime() = is_set(req.mtime()) ? req.mtime() : ctx.now();
-  if (req.clear_privileges()) kill_privileges(inode);
+  if (req.clear_privileges()) kill_privileges(inode, req.header().creds());
   changed(inode, ctx.now());
   ctx.w.put_inode(inode);
   return inode_reply(std::move(inode));

@@ -40,24 +40,34 @@ void entries_changed(proto::Inode& dir, const proto::Timespec& now) {
   changed(dir, now);
 }
 
-void kill_privileges(proto::Inode& inode) {
+void kill_privileges(proto::Inode& inode, const proto::Creds& writer) {
   if (!is_reg(inode)) return;
+  inode.mutable_xattrs()->erase(kCapabilityXattr);
+  if (writer.uid() == 0) return;
   uint32_t mode = inode.mode();
   mode &= ~uint32_t(S_ISUID);
   if (mode & S_IXGRP) mode &= ~uint32_t(S_ISGID);
   inode.set_mode(mode);
-  inode.mutable_xattrs()->erase(kCapabilityXattr);
 }
 
 void set_size(proto::Inode& inode, uint64_t size) {
   inode.set_size(size);
-  inode.set_blocks((size + 511) / 512);
+  if (inode.inline_()) {
+    inode.set_blocks(blocks_of(size));
+  } else {
+    inode.set_blocks(std::min(inode.blocks(), blocks_of(size)));
+  }
+}
+
+void add_written(proto::Inode& inode, uint64_t bytes) {
+  inode.set_blocks(std::min(inode.blocks() + blocks_of(bytes), blocks_of(inode.size())));
 }
 
 Result<proto::Inode> load_dir(OpContext& ctx, uint64_t ino) {
   auto dir = DFS_TRY(load_inode(ctx.kv(), ino, ErrorCode::kNotFound));
   if (!is_dir(dir)) {
-    return make_error(ErrorCode::kNotDirectory, "inode " + std::to_string(ino) + " is no directory");
+    return make_error(ErrorCode::kNotDirectory,
+                      "inode " + std::to_string(ino) + " is no directory");
   }
   if (dir.nlink() == 0) {
     return make_error(ErrorCode::kNotFound, "directory " + std::to_string(ino) + " was removed");

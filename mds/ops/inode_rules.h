@@ -34,12 +34,17 @@ void changed(proto::Inode& inode, const proto::Timespec& now);
 // Records a change of the directory's entries: mtime = ctime = now, version + 1.
 void entries_changed(proto::Inode& dir, const proto::Timespec& now);
 
-// What a write or truncate does to privileges (Linux): clears S_ISUID, S_ISGID when
-// group-execute is set, and security.capability. Regular files only.
-void kill_privileges(proto::Inode& inode);
+// What a write or truncate by `writer` does to privileges (Linux): clears
+// security.capability always, and S_ISUID and S_ISGID (the latter only with
+// group-execute) unless the writer is root (CAP_FSETID). Regular files only.
+void kill_privileges(proto::Inode& inode, const proto::Creds& writer);
 
-// st_blocks for the size (sparse files overstate; the MDS does not track holes).
+// Sets the size. st_blocks estimates the data actually stored: inline files count
+// their bytes; object files count what commits wrote (add_written) and never more
+// than the size, so growing a file by truncate allocates nothing.
 void set_size(proto::Inode& inode, uint64_t size);
+void add_written(proto::Inode& inode, uint64_t bytes);
+inline uint64_t blocks_of(uint64_t bytes) { return (bytes + 511) / 512; }
 
 // The directory, checked: exists (kNotFound for a vanished parent) and is a directory
 // (kNotDirectory).

@@ -11,7 +11,8 @@ Result<uint32_t> parse_u32(std::string_view key, std::string_view value) {
   uint32_t v = 0;
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || end != value.data() + value.size()) {
-    return make_error(ErrorCode::kInvalidArgument, "dfs.layout: bad number for " + std::string(key));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "dfs.layout: bad number for " + std::string(key));
   }
   return v;
 }

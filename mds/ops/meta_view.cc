@@ -88,8 +88,8 @@ Result<uint64_t> MetaWriter::add_dentry(uint64_t parent, std::string_view name, 
     ++slot;
   }
   if (slot >= (bucket + 1) * kSlotsPerBucket) {
-    return make_error(ErrorCode::kNoSpace, "too many names share the hash bucket of '" +
-                                               std::string(name) + "'");
+    return make_error(ErrorCode::kNoSpace,
+                      "too many names share the hash bucket of '" + std::string(name) + "'");
   }
   txn_.put(dentry_key(parent, slot, name), encode_dentry_value({ino, type}));
   return slot;

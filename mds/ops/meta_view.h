@@ -56,8 +56,7 @@ class MetaWriter {
   void delete_inode(uint64_t ino);
   // Adds `name` -> ino in `parent` with the lowest free slot of its bucket; returns it.
   // Errors: kNoSpace (all 256 slots of the bucket taken), kCorruption, kIoError.
-  Result<uint64_t> add_dentry(uint64_t parent, std::string_view name, uint64_t ino,
-                              uint32_t type);
+  Result<uint64_t> add_dentry(uint64_t parent, std::string_view name, uint64_t ino, uint32_t type);
   void remove_dentry(const Dentry& dentry);
   // Points an existing entry at another inode (same slot, so cookies stay).
   void repoint_dentry(const Dentry& dentry, uint64_t ino, uint32_t type);

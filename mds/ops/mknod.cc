@@ -10,7 +10,12 @@ namespace {
 
 bool known_type(uint32_t type) {
   switch (type) {
-    case S_IFREG: case S_IFDIR: case S_IFIFO: case S_IFSOCK: case S_IFCHR: case S_IFBLK:
+    case S_IFREG:
+    case S_IFDIR:
+    case S_IFIFO:
+    case S_IFSOCK:
+    case S_IFCHR:
+    case S_IFBLK:
       return true;
     default:
       return false;

@@ -17,7 +17,7 @@ Result<std::string> apply_open(OpContext& ctx, const proto::OpenRequest& req) {
     if (inode.inline_()) inode.clear_inline_data();
     set_size(inode, 0);
     *inode.mutable_mtime() = ctx.now();
-    kill_privileges(inode);
+    kill_privileges(inode, req.header().creds());
     changed(inode, ctx.now());
     ctx.w.put_inode(inode);
   }
@@ -36,7 +36,8 @@ Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req
   if (!raw) return proto::Empty().SerializeAsString();
   proto::PurgeRecord record;
   if (!record.ParseFromString(*raw)) {
-    return make_error(ErrorCode::kCorruption, "undecodable purge record " + std::to_string(req.ino()));
+    return make_error(ErrorCode::kCorruption,
+                      "undecodable purge record " + std::to_string(req.ino()));
   }
   ctx.w.txn().del(purge_key(req.ino()));
   DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeCount, -1));

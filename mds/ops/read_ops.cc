@@ -13,7 +13,8 @@ namespace {
 Result<proto::Inode> load_directory(const KvReader& kv, uint64_t ino) {
   auto dir = DFS_TRY(load_inode(kv, ino));
   if (!is_dir(dir)) {
-    return make_error(ErrorCode::kNotDirectory, "inode " + std::to_string(ino) + " is no directory");
+    return make_error(ErrorCode::kNotDirectory,
+                      "inode " + std::to_string(ino) + " is no directory");
   }
   return dir;
 }
@@ -96,13 +97,15 @@ Result<proto::ReaddirReply> op_readdir(const KvReader& kv, const proto::ReaddirR
 Result<proto::GetXattrReply> op_getxattr(const KvReader& kv, const proto::GetXattrRequest& req) {
   DFS_TRY_STATUS(check_xattr_name(req.name()));
   auto inode = DFS_TRY(load_inode(kv, req.ino()));
+  if (!is_utf8(req.name())) return make_error(ErrorCode::kNoAttribute, "no such xattr");
   proto::GetXattrReply reply;
   if (req.name() == kLayoutXattr && is_reg(inode)) {
     reply.set_value(format_layout(inode.layout()));
     return reply;
   }
   auto it = inode.xattrs().find(req.name());
-  if (it == inode.xattrs().end()) return make_error(ErrorCode::kNoAttribute, "no xattr " + req.name());
+  if (it == inode.xattrs().end())
+    return make_error(ErrorCode::kNoAttribute, "no xattr " + req.name());
   reply.set_value(it->second);
   return reply;
 }

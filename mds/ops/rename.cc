@@ -69,7 +69,8 @@ Result<std::string> apply_rename(OpContext& ctx, const proto::RenameRequest& req
   DFS_TRY_STATUS(check_name(req.new_name()));
   Plan p;
   p.dirs[req.parent()] = DFS_TRY(load_dir(ctx, req.parent()));
-  if (!p.dirs.count(req.new_parent())) p.dirs[req.new_parent()] = DFS_TRY(load_dir(ctx, req.new_parent()));
+  if (!p.dirs.count(req.new_parent()))
+    p.dirs[req.new_parent()] = DFS_TRY(load_dir(ctx, req.new_parent()));
   auto src = DFS_TRY(find_dentry(ctx.kv(), req.parent(), req.name()));
   if (!src) return make_error(ErrorCode::kNotFound, "no entry '" + req.name() + "'");
   p.src = std::move(*src);

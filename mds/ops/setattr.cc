@@ -83,13 +83,14 @@ Status apply_size(OpContext& ctx, const proto::SetAttrRequest& req, proto::Inode
   }
   set_size(inode, size);
   *inode.mutable_mtime() = ctx.now();
-  kill_privileges(inode);
+  kill_privileges(inode, req.header().creds());
   return ok_status();
 }
 
 Status apply_times(OpContext& ctx, const proto::SetAttrRequest& req, proto::Inode& inode) {
   uint32_t v = req.valid();
-  bool explicit_time = ((v & kSetAtime) && !(v & kSetAtimeNow)) || ((v & kSetMtime) && !(v & kSetMtimeNow));
+  bool explicit_time =
+      ((v & kSetAtime) && !(v & kSetAtimeNow)) || ((v & kSetMtime) && !(v & kSetMtimeNow));
   if (explicit_time && !is_owner_or_root(req.header().creds(), inode)) {
     return make_error(ErrorCode::kNotPermitted, "only the owner or root sets explicit times");
   }

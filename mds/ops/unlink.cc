@@ -11,7 +11,8 @@ Result<std::string> apply_unlink(OpContext& ctx, const proto::UnlinkRequest& req
   if (!dentry) return make_error(ErrorCode::kNotFound, "no entry '" + req.name() + "'");
   auto inode = DFS_TRY(load_inode(ctx.kv(), dentry->ino));
   if (req.directory()) {
-    if (!is_dir(inode)) return make_error(ErrorCode::kNotDirectory, "'" + req.name() + "' is no directory");
+    if (!is_dir(inode))
+      return make_error(ErrorCode::kNotDirectory, "'" + req.name() + "' is no directory");
     if (!DFS_TRY(dir_is_empty(ctx.kv(), inode.ino()))) {
       return make_error(ErrorCode::kNotEmpty, "directory '" + req.name() + "' is not empty");
     }

@@ -40,7 +40,8 @@ Status set_layout(const proto::SetXattrRequest& req, const proto::Layout& fs_def
     *inode.mutable_layout() = DFS_TRY(parse_layout(req.value(), inode.layout()));
     return ok_status();
   }
-  if (!is_dir(inode)) return make_error(ErrorCode::kInvalidArgument, "layouts are for files and dirs");
+  if (!is_dir(inode))
+    return make_error(ErrorCode::kInvalidArgument, "layouts are for files and dirs");
   proto::Layout base = fs_default;
   auto it = inode.xattrs().find(kLayoutXattr);
   if (it != inode.xattrs().end()) base = DFS_TRY(parse_layout(it->second, base));
@@ -52,6 +53,9 @@ Status set_layout(const proto::SetXattrRequest& req, const proto::Layout& fs_def
 
 Result<std::string> apply_setxattr(OpContext& ctx, const proto::SetXattrRequest& req) {
   DFS_TRY_STATUS(check_xattr_name(req.name()));
+  if (!is_utf8(req.name())) {
+    return make_error(ErrorCode::kInvalidArgument, "xattr names must be UTF-8 here");
+  }
   if (req.value().size() > ctx.fs.max_xattr_value) {
     return make_error(ErrorCode::kRange, "xattr values are at most 64 KiB");
   }
@@ -72,14 +76,16 @@ Result<std::string> apply_setxattr(OpContext& ctx, const proto::SetXattrRequest&
   if (req.name() == kAclAccessXattr) {
     DFS_TRY_STATUS(set_access_acl(req, inode, store));
   } else if (req.name() == kAclDefaultXattr) {
-    if (!is_dir(inode)) return make_error(ErrorCode::kPermissionDenied, "default ACLs are for dirs");
+    if (!is_dir(inode))
+      return make_error(ErrorCode::kPermissionDenied, "default ACLs are for dirs");
     DFS_TRY(parse_acl(req.value()));
   } else if (req.name() == kLayoutXattr) {
     DFS_TRY_STATUS(set_layout(req, ctx.fs.default_layout, inode, value));
     store = is_dir(inode);
   }
   if (store) {
-    size_t after = xattr_bytes(inode) - (exists ? req.name().size() + xattrs[req.name()].size() : 0) +
+    size_t after = xattr_bytes(inode) -
+                   (exists ? req.name().size() + xattrs[req.name()].size() : 0) +
                    req.name().size() + value.size();
     if (after > ctx.fs.max_xattr_total) {
       return make_error(ErrorCode::kNoSpace, "the inode's xattrs would exceed their space");
@@ -97,6 +103,7 @@ Result<std::string> apply_setxattr(OpContext& ctx, const proto::SetXattrRequest&
 
 Result<std::string> apply_removexattr(OpContext& ctx, const proto::RemoveXattrRequest& req) {
   DFS_TRY_STATUS(check_xattr_name(req.name()));
+  if (!is_utf8(req.name())) return make_error(ErrorCode::kNoAttribute, "no such xattr");
   auto inode = DFS_TRY(load_inode(ctx.kv(), req.ino()));
   if (inode.mutable_xattrs()->erase(req.name()) == 0) {
     return make_error(ErrorCode::kNoAttribute, "no xattr " + req.name());

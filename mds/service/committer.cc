@@ -59,9 +59,8 @@ awaitable<void> Committer::writer_loop() {
     uint64_t first = last_index_ + 1;
     // The pool task owns the group's entries until it returns; nothing else touches
     // them meanwhile (their submitters wait on `done`).
-    Status written = co_await run_blocking(pool_, [this, &group, first] {
-      return process(group, first);
-    });
+    Status written =
+        co_await run_blocking(pool_, [this, &group, first] { return process(group, first); });
     ++stats_.groups;
     for (auto& p : group) {
       if (p->result && !written) p->result = written.error();

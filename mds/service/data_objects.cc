@@ -23,9 +23,8 @@ class ClusterDataObjects final : public DataObjects {
   }
 
   awaitable<Result<std::optional<uint64_t>>> stat(std::string pool, std::string name) override {
-    auto r = co_await asio::co_spawn(client_.executor(),
-                                     client_.stat(std::move(pool), std::move(name)),
-                                     asio::use_awaitable);
+    auto r = co_await asio::co_spawn(
+        client_.executor(), client_.stat(std::move(pool), std::move(name)), asio::use_awaitable);
     if (r) co_return std::optional<uint64_t>(r->size);
     if (r.error().code() == ErrorCode::kNotFound) co_return std::optional<uint64_t>();
     co_return unexpected(std::move(r).error());
@@ -39,9 +38,8 @@ class ClusterDataObjects final : public DataObjects {
   }
 
   awaitable<Status> remove(std::string pool, std::string name) override {
-    auto r = co_await asio::co_spawn(client_.executor(),
-                                     client_.remove(std::move(pool), std::move(name)),
-                                     asio::use_awaitable);
+    auto r = co_await asio::co_spawn(
+        client_.executor(), client_.remove(std::move(pool), std::move(name)), asio::use_awaitable);
     co_return status_of(r);
   }
 
@@ -91,7 +89,8 @@ awaitable<Status> MemDataObjects::write_full(std::string pool, std::string name,
   co_return ok_status();
 }
 
-awaitable<Result<std::optional<uint64_t>>> MemDataObjects::stat(std::string pool, std::string name) {
+awaitable<Result<std::optional<uint64_t>>> MemDataObjects::stat(std::string pool,
+                                                                std::string name) {
   auto it = objects_.find(mem_key(pool, name));
   if (it == objects_.end()) co_return std::optional<uint64_t>();
   co_return std::optional<uint64_t>(it->second.size());

@@ -47,16 +47,18 @@ awaitable<MdsService::Reply> MdsService::truncating_op(proto::MdsLogEntry entry,
     if (!found) co_return unexpected(std::move(found).error());
     const proto::Inode& inode = *found;
     if (is_reg(inode) && !inode.inline_() && new_size < inode.size()) {
-      DFS_CO_AWAIT_CHECK(truncate_file_objects(*data_, ino, inode.layout(), inode.size(), new_size));
+      DFS_CO_AWAIT_CHECK(
+          truncate_file_objects(*data_, ino, inode.layout(), inode.size(), new_size));
     }
     if (is_reg(inode) && inode.inline_() && new_size > options_.fs.inline_threshold &&
         !inode.inline_data().empty()) {
-      DFS_CO_AWAIT_CHECK(data_->write_full(data_pool(inode.layout()), object_name(ino, 0),
-                                           inode.inline_data()));
+      DFS_CO_AWAIT_CHECK(
+          data_->write_full(data_pool(inode.layout()), object_name(ino, 0), inode.inline_data()));
     }
     entry.set_expect_version(inode.version());
     auto reply = co_await submit(entry);
-    if (!reply && reply.error().code() == ErrorCode::kBusy && attempt < kMaxVersionRetries) continue;
+    if (!reply && reply.error().code() == ErrorCode::kBusy && attempt < kMaxVersionRetries)
+      continue;
     co_return reply;
   }
 }
@@ -88,7 +90,8 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
     reply = make_error(ErrorCode::kStale, "the file was removed");
   }
   if (!reply) {
-    if (sessions_.release(sessions_.touch(client, nullptr, Clock::now()), ino)) purge_if_unused(ino);
+    if (sessions_.release(sessions_.touch(client, nullptr, Clock::now()), ino))
+      purge_if_unused(ino);
   }
   co_return reply;
 }
@@ -112,14 +115,15 @@ awaitable<MdsService::Reply> MdsService::on_uninline(proto::UninlineRequest req)
       co_return rpc::make_reply(r);
     }
     if (!found->inline_data().empty()) {
-      DFS_CO_AWAIT_CHECK(data_->write_full(data_pool(found->layout()), object_name(ino, 0),
-                                           found->inline_data()));
+      DFS_CO_AWAIT_CHECK(
+          data_->write_full(data_pool(found->layout()), object_name(ino, 0), found->inline_data()));
     }
     proto::MdsLogEntry entry;
     *entry.mutable_uninline() = req;
     entry.set_expect_version(found->version());
     auto reply = co_await submit(std::move(entry));
-    if (!reply && reply.error().code() == ErrorCode::kBusy && attempt < kMaxVersionRetries) continue;
+    if (!reply && reply.error().code() == ErrorCode::kBusy && attempt < kMaxVersionRetries)
+      continue;
     co_return reply;
   }
 }

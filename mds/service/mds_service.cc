@@ -12,11 +12,11 @@ namespace dfs::mds {
 namespace {
 
 constexpr uint32_t kMdsMethods[] = {
-    rpc::kMdsSession,     rpc::kMdsLookup,     rpc::kMdsGetAttr,     rpc::kMdsSetAttr,
-    rpc::kMdsMknod,       rpc::kMdsSymlink,    rpc::kMdsLink,        rpc::kMdsUnlink,
-    rpc::kMdsRename,      rpc::kMdsReaddir,    rpc::kMdsGetXattr,    rpc::kMdsSetXattr,
-    rpc::kMdsListXattr,   rpc::kMdsRemoveXattr, rpc::kMdsOpen,       rpc::kMdsRelease,
-    rpc::kMdsWriteInline, rpc::kMdsCommitWrite, rpc::kMdsUninline,   rpc::kMdsStatFs,
+    rpc::kMdsSession,     rpc::kMdsLookup,      rpc::kMdsGetAttr,  rpc::kMdsSetAttr,
+    rpc::kMdsMknod,       rpc::kMdsSymlink,     rpc::kMdsLink,     rpc::kMdsUnlink,
+    rpc::kMdsRename,      rpc::kMdsReaddir,     rpc::kMdsGetXattr, rpc::kMdsSetXattr,
+    rpc::kMdsListXattr,   rpc::kMdsRemoveXattr, rpc::kMdsOpen,     rpc::kMdsRelease,
+    rpc::kMdsWriteInline, rpc::kMdsCommitWrite, rpc::kMdsUninline, rpc::kMdsStatFs,
     rpc::kMdsReadlink,
 };
 
@@ -74,10 +74,10 @@ Status MdsService::load() {
     auto key = DFS_TRY(decode_request_key(kv.key));
     sessions_.preload(key.client, key.seq, std::move(kv.value), executor_, started_at_);
   }
-  spdlog::info("{}: metadata store at log index {}, {} orphan(s) awaiting reclaim, {} client "
-               "session(s) with {} remembered replies",
-               entity_, committer_.last_index(), orphans_.size(), sessions_.size(),
-               remembered.size());
+  spdlog::info(
+      "{}: metadata store at log index {}, {} orphan(s) awaiting reclaim, {} client "
+      "session(s) with {} remembered replies",
+      entity_, committer_.last_index(), orphans_.size(), sessions_.size(), remembered.size());
   return ok_status();
 }
 
@@ -117,7 +117,8 @@ awaitable<void> MdsService::boot_loop() {
   boot->set_rank(options_.fs.rank);
   boot->set_instance(instance_);
   for (;;) {
-    auto reply = co_await maps_->call_mon(rpc::kMonCommand, request.SerializeAsString(), Duration(5000));
+    auto reply =
+        co_await maps_->call_mon(rpc::kMonCommand, request.SerializeAsString(), Duration(5000));
     if (reply) {
       auto parsed = rpc::parse_body<proto::CommandReply>(reply->body);
       spdlog::info("{} booted into the map at epoch {}", entity_, parsed ? parsed->epoch() : 0);
@@ -139,7 +140,7 @@ void MdsService::on_map_change(const ClusterMap& /*previous*/) {
 }
 
 std::string MdsService::client_of(const proto::MdsRequestHeader& header,
-                                   const rpc::ConnectionPtr& conn) const {
+                                  const rpc::ConnectionPtr& conn) const {
   if (!header.reqid().client().empty()) return header.reqid().client();
   if (conn) return conn->peer_entity();
   return "anonymous";
@@ -171,14 +172,14 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
   }
   Session& session = sessions_.touch(client, conn, Clock::now());
   uint64_t seq = header.reqid().seq();
-  bool mutating = method == rpc::kMdsSetAttr || method == rpc::kMdsMknod ||
-                  method == rpc::kMdsSymlink || method == rpc::kMdsLink ||
-                  method == rpc::kMdsUnlink || method == rpc::kMdsRename ||
-                  method == rpc::kMdsSetXattr || method == rpc::kMdsRemoveXattr ||
-                  method == rpc::kMdsOpen || method == rpc::kMdsRelease ||
-                  method == rpc::kMdsWriteInline || method == rpc::kMdsCommitWrite ||
-                  method == rpc::kMdsUninline;
-  if (!mutating || seq == 0) co_return co_await dispatch(method, std::move(body), std::move(client));
+  bool mutating =
+      method == rpc::kMdsSetAttr || method == rpc::kMdsMknod || method == rpc::kMdsSymlink ||
+      method == rpc::kMdsLink || method == rpc::kMdsUnlink || method == rpc::kMdsRename ||
+      method == rpc::kMdsSetXattr || method == rpc::kMdsRemoveXattr || method == rpc::kMdsOpen ||
+      method == rpc::kMdsRelease || method == rpc::kMdsWriteInline ||
+      method == rpc::kMdsCommitWrite || method == rpc::kMdsUninline;
+  if (!mutating || seq == 0)
+    co_return co_await dispatch(method, std::move(body), std::move(client));
   bool fresh = false;
   auto slot = sessions_.remember(session, seq, executor_, fresh);
   if (!fresh) co_return co_await slot->reply.wait();
@@ -189,45 +190,93 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
 
 awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string body,
                                                   std::string client) {
-#define DFS_MDS_PARSE(Type, var)                                   \
-  auto var##_parsed = rpc::parse_body<proto::Type>(body);          \
+#define DFS_MDS_PARSE(Type, var)                                            \
+  auto var##_parsed = rpc::parse_body<proto::Type>(body);                   \
   if (!var##_parsed) co_return unexpected(std::move(var##_parsed).error()); \
   proto::Type var = std::move(*var##_parsed)
-#define DFS_MDS_LOG(field, Type)                  \
-  {                                               \
-    DFS_MDS_PARSE(Type, req);                     \
-    proto::MdsLogEntry entry;                     \
-    *entry.mutable_##field() = std::move(req);    \
-    co_return co_await submit(std::move(entry));  \
+#define DFS_MDS_LOG(field, Type)                 \
+  {                                              \
+    DFS_MDS_PARSE(Type, req);                    \
+    proto::MdsLogEntry entry;                    \
+    *entry.mutable_##field() = std::move(req);   \
+    co_return co_await submit(std::move(entry)); \
   }
   switch (method) {
-    case rpc::kMdsSession: { DFS_MDS_PARSE(SessionRequest, req); co_return co_await on_session(std::move(req), std::move(client)); }
-    case rpc::kMdsLookup: { DFS_MDS_PARSE(LookupRequest, req); co_return co_await on_lookup(std::move(req)); }
-    case rpc::kMdsGetAttr: { DFS_MDS_PARSE(GetAttrRequest, req); co_return co_await on_getattr(std::move(req)); }
-    case rpc::kMdsReadlink: { DFS_MDS_PARSE(ReadlinkRequest, req); co_return co_await on_readlink(std::move(req)); }
-    case rpc::kMdsReaddir: { DFS_MDS_PARSE(ReaddirRequest, req); co_return co_await on_readdir(std::move(req)); }
-    case rpc::kMdsGetXattr: { DFS_MDS_PARSE(GetXattrRequest, req); co_return co_await on_getxattr(std::move(req)); }
-    case rpc::kMdsListXattr: { DFS_MDS_PARSE(ListXattrRequest, req); co_return co_await on_listxattr(std::move(req)); }
-    case rpc::kMdsStatFs: { DFS_MDS_PARSE(StatFsMdsRequest, req); co_return co_await on_statfs(std::move(req)); }
-    case rpc::kMdsSetAttr: { DFS_MDS_PARSE(SetAttrRequest, req); co_return co_await on_setattr(std::move(req)); }
-    case rpc::kMdsMknod: { DFS_MDS_PARSE(MknodRequest, req); co_return co_await on_mknod(std::move(req), std::move(client)); }
-    case rpc::kMdsOpen: { DFS_MDS_PARSE(OpenRequest, req); co_return co_await on_open(std::move(req), std::move(client)); }
-    case rpc::kMdsRelease: { DFS_MDS_PARSE(ReleaseRequest, req); co_return co_await on_release(std::move(req), std::move(client)); }
-    case rpc::kMdsUninline: { DFS_MDS_PARSE(UninlineRequest, req); co_return co_await on_uninline(std::move(req)); }
-    case rpc::kMdsSymlink: DFS_MDS_LOG(symlink, SymlinkRequest)
-    case rpc::kMdsLink: DFS_MDS_LOG(link, LinkRequest)
-    case rpc::kMdsUnlink: DFS_MDS_LOG(unlink, UnlinkRequest)
-    case rpc::kMdsRename: DFS_MDS_LOG(rename, RenameRequest)
-    case rpc::kMdsSetXattr: DFS_MDS_LOG(setxattr, SetXattrRequest)
-    case rpc::kMdsRemoveXattr: DFS_MDS_LOG(removexattr, RemoveXattrRequest)
-    case rpc::kMdsWriteInline: DFS_MDS_LOG(write_inline, WriteInlineRequest)
-    case rpc::kMdsCommitWrite: DFS_MDS_LOG(commit_write, CommitWriteRequest)
-    default: break;
+    case rpc::kMdsSession: {
+      DFS_MDS_PARSE(SessionRequest, req);
+      co_return co_await on_session(std::move(req), std::move(client));
+    }
+    case rpc::kMdsLookup: {
+      DFS_MDS_PARSE(LookupRequest, req);
+      co_return co_await on_lookup(std::move(req));
+    }
+    case rpc::kMdsGetAttr: {
+      DFS_MDS_PARSE(GetAttrRequest, req);
+      co_return co_await on_getattr(std::move(req));
+    }
+    case rpc::kMdsReadlink: {
+      DFS_MDS_PARSE(ReadlinkRequest, req);
+      co_return co_await on_readlink(std::move(req));
+    }
+    case rpc::kMdsReaddir: {
+      DFS_MDS_PARSE(ReaddirRequest, req);
+      co_return co_await on_readdir(std::move(req));
+    }
+    case rpc::kMdsGetXattr: {
+      DFS_MDS_PARSE(GetXattrRequest, req);
+      co_return co_await on_getxattr(std::move(req));
+    }
+    case rpc::kMdsListXattr: {
+      DFS_MDS_PARSE(ListXattrRequest, req);
+      co_return co_await on_listxattr(std::move(req));
+    }
+    case rpc::kMdsStatFs: {
+      DFS_MDS_PARSE(StatFsMdsRequest, req);
+      co_return co_await on_statfs(std::move(req));
+    }
+    case rpc::kMdsSetAttr: {
+      DFS_MDS_PARSE(SetAttrRequest, req);
+      co_return co_await on_setattr(std::move(req));
+    }
+    case rpc::kMdsMknod: {
+      DFS_MDS_PARSE(MknodRequest, req);
+      co_return co_await on_mknod(std::move(req), std::move(client));
+    }
+    case rpc::kMdsOpen: {
+      DFS_MDS_PARSE(OpenRequest, req);
+      co_return co_await on_open(std::move(req), std::move(client));
+    }
+    case rpc::kMdsRelease: {
+      DFS_MDS_PARSE(ReleaseRequest, req);
+      co_return co_await on_release(std::move(req), std::move(client));
+    }
+    case rpc::kMdsUninline: {
+      DFS_MDS_PARSE(UninlineRequest, req);
+      co_return co_await on_uninline(std::move(req));
+    }
+    case rpc::kMdsSymlink:
+      DFS_MDS_LOG(symlink, SymlinkRequest)
+    case rpc::kMdsLink:
+      DFS_MDS_LOG(link, LinkRequest)
+    case rpc::kMdsUnlink:
+      DFS_MDS_LOG(unlink, UnlinkRequest)
+    case rpc::kMdsRename:
+      DFS_MDS_LOG(rename, RenameRequest)
+    case rpc::kMdsSetXattr:
+      DFS_MDS_LOG(setxattr, SetXattrRequest)
+    case rpc::kMdsRemoveXattr:
+      DFS_MDS_LOG(removexattr, RemoveXattrRequest)
+    case rpc::kMdsWriteInline:
+      DFS_MDS_LOG(write_inline, WriteInlineRequest)
+    case rpc::kMdsCommitWrite:
+      DFS_MDS_LOG(commit_write, CommitWriteRequest)
+    default:
+      break;
   }
 #undef DFS_MDS_LOG
 #undef DFS_MDS_PARSE
-  co_return make_error(ErrorCode::kUnknownMethod, "method " + std::to_string(method) +
-                                                      " is not served by the MDS");
+  co_return make_error(ErrorCode::kUnknownMethod,
+                       "method " + std::to_string(method) + " is not served by the MDS");
 }
 
 }  // namespace dfs::mds

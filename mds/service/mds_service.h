@@ -26,9 +26,9 @@ struct MdsOptions {
   std::vector<std::string> mon_addrs;
   FsSettings fs = default_fs_settings();
   std::string fs_name = "dfs";
-  NowFn now;                          // default: the real-time clock
-  Duration reclaim_grace{30000};      // after start: orphans wait this long for reopens
-  Duration session_timeout{300000};   // a session without connection ends after this
+  NowFn now;                         // default: the real-time clock
+  Duration reclaim_grace{30000};     // after start: orphans wait this long for reopens
+  Duration session_timeout{300000};  // a session without connection ends after this
   Duration housekeeping_interval{5000};
   int blocking_threads = 4;
   CommitterOptions committer;
@@ -72,7 +72,8 @@ class MdsService {
 
   // mds_service.cc: dispatch (dedup is in handle())
   awaitable<Reply> dispatch(uint32_t method, std::string body, std::string client);
-  std::string client_of(const proto::MdsRequestHeader& header, const rpc::ConnectionPtr& conn) const;
+  std::string client_of(const proto::MdsRequestHeader& header,
+                        const rpc::ConnectionPtr& conn) const;
   awaitable<Reply> submit(proto::MdsLogEntry entry);
 
   // handlers_read.cc

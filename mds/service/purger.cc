@@ -64,11 +64,13 @@ awaitable<void> MdsService::housekeeping_loop() {
     if (stopping_) break;
     auto expired = sessions_.expire(Clock::now(), options_.session_timeout);
     for (uint64_t ino : expired.unused) purge_if_unused(ino);
-    for (auto& client : expired.clients) spawn_checked(executor_, forget_session(std::move(client)));
+    for (auto& client : expired.clients)
+      spawn_checked(executor_, forget_session(std::move(client)));
     // Orphans left over from before a restart (or whose purge failed) are purged once
     // the clients had their chance to reclaim them.
     if (Clock::now() - started_at_ >= options_.reclaim_grace) {
-      if (!grace_over) spdlog::info("{}: reclaim grace over; {} orphan(s)", entity_, orphans_.size());
+      if (!grace_over)
+        spdlog::info("{}: reclaim grace over; {} orphan(s)", entity_, orphans_.size());
       grace_over = true;
       std::vector<uint64_t> candidates(orphans_.begin(), orphans_.end());
       for (uint64_t ino : candidates) purge_if_unused(ino);

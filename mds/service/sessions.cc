@@ -23,7 +23,8 @@ std::shared_ptr<DedupSlot> SessionTable::remember(Session& s, uint64_t seq,
   s.requests.emplace(seq, slot);
   // Forget the oldest finished requests beyond the bound (a client resends only
   // requests it has not had an answer to, which are recent).
-  for (auto old = s.requests.begin(); s.requests.size() > max_remembered_ && old != s.requests.end();) {
+  for (auto old = s.requests.begin();
+       s.requests.size() > max_remembered_ && old != s.requests.end();) {
     if (old->second->reply.ready()) {
       old = s.requests.erase(old);
     } else {

@@ -62,7 +62,8 @@ Result<RequestKey> decode_request_key(std::string_view key) {
   if (key.size() < 10 || key[0] != kRequest || key[key.size() - 9] != '\0') {
     return make_error(ErrorCode::kCorruption, "malformed request key");
   }
-  return RequestKey{std::string(key.substr(1, key.size() - 10)), get_be64(key.substr(key.size() - 8))};
+  return RequestKey{std::string(key.substr(1, key.size() - 10)),
+                    get_be64(key.substr(key.size() - 8))};
 }
 
 std::string prefix_end(std::string prefix) {
@@ -121,7 +122,8 @@ Result<DentryKey> decode_dentry_key(std::string_view key) {
 std::string encode_dentry_value(const DentryValue& value) {
   std::string out;
   put_be64(out, value.ino);
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(value.type >> shift));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>(value.type >> shift));
   return out;
 }
 

@@ -24,7 +24,7 @@ void put_be64(std::string& out, uint64_t v);
 uint64_t get_be64(std::string_view in);  // Requires: in.size() >= 8
 
 std::string inode_key(uint64_t ino);
-std::string inode_prefix();        // every inode key starts with it
+std::string inode_prefix();  // every inode key starts with it
 std::string orphan_key(uint64_t ino);
 std::string orphan_prefix();
 std::string purge_key(uint64_t ino);

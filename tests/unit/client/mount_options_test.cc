@@ -83,6 +83,13 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(o.readahead_bytes == 1u << 20);
     CHECK(o.log_level == "debug");
   }
+  SUBCASE("cache mode") {
+    CHECK(o.exclusive);
+    CHECK(apply_option_list(o, "cache=shared"));
+    CHECK(!o.exclusive);
+    CHECK(error_of(apply_option_list(o, "cache=maybe")).find("exclusive or shared") !=
+          std::string::npos);
+  }
   SUBCASE("kernel flags pass through") {
     CHECK(apply_option_list(o, "nosuid,nodev,noatime"));
     CHECK(o.kernel_options == std::vector<std::string>{"nosuid", "nodev", "noatime"});

@@ -25,8 +25,8 @@ class MdsProcess {
  public:
   explicit MdsProcess(TestCluster& cluster) : cluster_(cluster) {
     std::ofstream conf(cluster.conf_path(), std::ios::app);
-    conf << "\n[mds.a]\naddr = 127.0.0.1:0\ndata = " << cluster.dir() << "/mds.a\nlog_file = "
-         << cluster.dir() << "/mds.a.log\nreclaim_grace_ms = 1000\n";
+    conf << "\n[mds.a]\naddr = 127.0.0.1:0\ndata = " << cluster.dir()
+         << "/mds.a\nlog_file = " << cluster.dir() << "/mds.a.log\nreclaim_grace_ms = 1000\n";
   }
   ~MdsProcess() { kill(SIGKILL); }
 
@@ -39,7 +39,8 @@ class MdsProcess {
   }
   Status start() {
     auto pid = spawn_process({{DFS_MDS_BIN, "-c", cluster_.conf_path(), "-i", "a"},
-                              cluster_.dir() + "/mds.a.out", cluster_.dir() + "/mds.a.out"});
+                              cluster_.dir() + "/mds.a.out",
+                              cluster_.dir() + "/mds.a.out"});
     if (!pid) return pid.error();
     pid_ = *pid;
     return ok_status();
@@ -164,8 +165,10 @@ TEST_CASE("mds/daemon: serves the protocol, does its object work, survives SIGKI
 
   // The client writes objects 1 and 2, commits, then truncates into object 1.
   const uint64_t os = 4u << 20;
-  DFS_REQUIRE_OK((*objects)->run((*objects)->write_full("data", mds::object_name(ino, 1), std::string(os, 'b'))));
-  DFS_REQUIRE_OK((*objects)->run((*objects)->write_full("data", mds::object_name(ino, 2), std::string(10, 'c'))));
+  DFS_REQUIRE_OK((*objects)->run(
+      (*objects)->write_full("data", mds::object_name(ino, 1), std::string(os, 'b'))));
+  DFS_REQUIRE_OK((*objects)->run(
+      (*objects)->write_full("data", mds::object_name(ino, 2), std::string(10, 'c'))));
   proto::CommitWriteRequest cw;
   cw.set_ino(ino);
   cw.set_end(2 * os + 10);

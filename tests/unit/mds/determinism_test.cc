@@ -32,17 +32,24 @@ void workload(MdsHarness& h, uint32_t seed) {
         if (f) ignore_error(h.write_inline(f->ino(), rng() % 100, "data" + name), "either way");
         break;
       }
-      case 3: ignore_error(h.unlink(dir, name), "may not exist"); break;
-      case 4: ignore_error(h.rmdir(dir, name), "may not be empty"); break;
+      case 3:
+        ignore_error(h.unlink(dir, name), "may not exist");
+        break;
+      case 4:
+        ignore_error(h.rmdir(dir, name), "may not be empty");
+        break;
       case 5:
-        ignore_error(h.rename(dir, name, dirs[rng() % dirs.size()], "r" + std::to_string(rng() % 30),
-                              rng() % 3),
+        ignore_error(h.rename(dir, name, dirs[rng() % dirs.size()],
+                              "r" + std::to_string(rng() % 30), rng() % 3),
                      "any outcome");
         break;
-      case 6: ignore_error(h.symlink(dir, name, "target-" + name), "may exist"); break;
+      case 6:
+        ignore_error(h.symlink(dir, name, "target-" + name), "may exist");
+        break;
       case 7: {
         auto f = h.lookup(dir, name);
-        if (f && !S_ISDIR(f->mode())) ignore_error(h.link(f->ino(), dirs[rng() % dirs.size()], name + "L"), "");
+        if (f && !S_ISDIR(f->mode()))
+          ignore_error(h.link(f->ino(), dirs[rng() % dirs.size()], name + "L"), "");
         break;
       }
       case 8: {

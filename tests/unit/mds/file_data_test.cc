@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 
-#include "mds_harness.h"
 #include "mds/store/keys.h"
+#include "mds_harness.h"
 
 namespace dfs::mds::test {
 namespace {
@@ -88,6 +88,30 @@ TEST_CASE("mds/inline: truncate cuts or extends inline data, or moves it past th
   CHECK(h.objects().objects()[obj(f->ino(), 0)] == std::string("0123\0\0", 6));
 }
 
+TEST_CASE("mds/blocks: st_blocks counts written data, not holes") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "sparse");
+  DFS_REQUIRE_OK(h.truncate(f->ino(), 64u << 20));  // past the threshold: objects, no data
+  CHECK(h.getattr(f->ino())->blocks() == 0);
+  proto::CommitWriteRequest req;
+  *req.mutable_header() = h.header();
+  req.set_ino(f->ino());
+  req.set_end((32u << 20) + 1);
+  req.set_written_bytes(1);
+  auto one = h.call<proto::InodeReply>(rpc::kMdsCommitWrite, req);
+  DFS_REQUIRE_OK(one);
+  CHECK(one->inode().blocks() == 1);
+  // Without written_bytes, the growth counts.
+  auto g = h.create(kRootIno, "dense");
+  auto dense = h.commit_write(g->ino(), 1 << 20);
+  CHECK(dense->blocks() == 2048);
+  CHECK(h.commit_write(g->ino(), 1 << 20)->blocks() == 2048);  // an overwrite adds nothing
+  CHECK(h.truncate(g->ino(), 1000)->blocks() == 2);             // cut with the size
+  auto i = h.create(kRootIno, "inline");
+  CHECK(h.write_inline(i->ino(), 0, std::string(1500, 'x'))->blocks() == 3);
+  CHECK(h.getattr(h.create(kRootIno, "empty")->ino())->blocks() == 0);
+}
+
 TEST_CASE("mds/truncate: object-backed files lose the objects past the end") {
   MdsHarness h;
   auto f = h.create(kRootIno, "big");
@@ -162,7 +186,8 @@ TEST_CASE("mds/purge: deleted files' objects are removed in the background") {
   DFS_REQUIRE_OK(h.unlink(kRootIno, "small"));
   for (int i = 0; i < 200; ++i) {
     auto st = h.statfs();
-    if (h.objects().objects().empty() && st->purge_backlog_inodes() == 0 && st->inodes() == 1) break;
+    if (h.objects().objects().empty() && st->purge_backlog_inodes() == 0 && st->inodes() == 1)
+      break;
     h.run_for(Duration(20));
   }
   CHECK(h.objects().objects().empty());

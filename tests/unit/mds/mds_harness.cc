@@ -326,7 +326,8 @@ Status MdsHarness::release(uint64_t ino) {
   return ok_status();
 }
 
-Result<proto::Inode> MdsHarness::write_inline(uint64_t ino, uint64_t offset, const std::string& data) {
+Result<proto::Inode> MdsHarness::write_inline(uint64_t ino, uint64_t offset,
+                                              const std::string& data) {
   proto::WriteInlineRequest req;
   *req.mutable_header() = header();
   req.set_ino(ino);

@@ -93,10 +93,12 @@ class MdsHarness {
   Result<proto::Inode> chmod(uint64_t ino, uint32_t mode);
   Result<proto::Inode> chown(uint64_t ino, uint32_t uid, uint32_t gid);
   Result<proto::Inode> truncate(uint64_t ino, uint64_t size);
-  Result<proto::ReaddirReply> readdir(uint64_t ino, uint64_t cookie, uint32_t max, bool plus = false);
+  Result<proto::ReaddirReply> readdir(uint64_t ino, uint64_t cookie, uint32_t max,
+                                      bool plus = false);
   // Every entry name (without "." and ".."), paging with `page` entries.
   std::vector<std::string> list(uint64_t ino, uint32_t page = 1000);
-  Status setxattr(uint64_t ino, const std::string& name, const std::string& value, uint32_t flags = 0);
+  Status setxattr(uint64_t ino, const std::string& name, const std::string& value,
+                  uint32_t flags = 0);
   Result<std::string> getxattr(uint64_t ino, const std::string& name);
   Result<std::vector<std::string>> listxattr(uint64_t ino);
   Status removexattr(uint64_t ino, const std::string& name);
@@ -135,18 +137,18 @@ NowFn counting_clock();
 
 }  // namespace dfs::mds::test
 
-#define DFS_REQUIRE_OK(expr)                                                              \
-  do {                                                                                    \
-    const auto& dfs_require_ok_ = (expr);                                                 \
-    REQUIRE_MESSAGE(dfs_require_ok_.has_value(),                                          \
+#define DFS_REQUIRE_OK(expr)                                                                  \
+  do {                                                                                        \
+    const auto& dfs_require_ok_ = (expr);                                                     \
+    REQUIRE_MESSAGE(dfs_require_ok_.has_value(),                                              \
                     (dfs_require_ok_ ? std::string() : dfs_require_ok_.error().to_string())); \
   } while (0)
 
 // Requires `expr` (a Result) to fail with `code`.
-#define DFS_REQUIRE_CODE(expr, want)                                                   \
-  do {                                                                                 \
-    const auto& dfs_require_code_ = (expr);                                            \
-    REQUIRE_MESSAGE(!dfs_require_code_.has_value(), "expected " #want);                \
-    REQUIRE_MESSAGE(dfs_require_code_.error().code() == (want),                        \
-                    dfs_require_code_.error().to_string());                            \
+#define DFS_REQUIRE_CODE(expr, want)                                    \
+  do {                                                                  \
+    const auto& dfs_require_code_ = (expr);                             \
+    REQUIRE_MESSAGE(!dfs_require_code_.has_value(), "expected " #want); \
+    REQUIRE_MESSAGE(dfs_require_code_.error().code() == (want),         \
+                    dfs_require_code_.error().to_string());             \
   } while (0)

@@ -92,6 +92,29 @@ TEST_CASE("mds/names: length and characters") {
   CHECK(dotdot->ino() == kRootIno);
 }
 
+TEST_CASE("mds/names: any bytes but '/' and NUL, including ones that are not UTF-8") {
+  MdsHarness h;
+  std::vector<std::string> names = {"\x01\x7f\xff", "new\nline", "\xe2\x9c\x93 utf8", "...", " "};
+  for (const auto& n : names) {
+    CAPTURE(n);
+    DFS_REQUIRE_OK(h.create(kRootIno, n));
+    DFS_REQUIRE_OK(h.lookup(kRootIno, n));
+  }
+  auto listed = h.list(kRootIno);
+  std::sort(listed.begin(), listed.end());
+  std::sort(names.begin(), names.end());
+  CHECK(listed == names);
+  DFS_REQUIRE_OK(h.rename(kRootIno, "\x01\x7f\xff", kRootIno, "\xfe\xfd"));
+  DFS_REQUIRE_OK(h.lookup(kRootIno, "\xfe\xfd"));
+  auto f = h.lookup(kRootIno, " ");
+  DFS_REQUIRE_OK(h.setxattr(f->ino(), "user.\xe2\x9c\x93", "utf8 name"));
+  DFS_REQUIRE_CODE(h.setxattr(f->ino(), "user.\xff", "x"), ErrorCode::kInvalidArgument);
+  DFS_REQUIRE_CODE(h.setxattr(f->ino(), "user.\xe2\x9c", "x"), ErrorCode::kInvalidArgument);
+  DFS_REQUIRE_CODE(h.getxattr(f->ino(), "user.\xff"), ErrorCode::kNoAttribute);
+  DFS_REQUIRE_CODE(h.removexattr(f->ino(), "user.\xff"), ErrorCode::kNoAttribute);
+  CHECK(*h.getxattr(f->ino(), "user.\xe2\x9c\x93") == "utf8 name");
+}
+
 TEST_CASE("mds/symlink: target, readlink and errors") {
   MdsHarness h;
   auto l = h.symlink(kRootIno, "l", "../some/where");
@@ -107,7 +130,8 @@ TEST_CASE("mds/symlink: target, readlink and errors") {
   CHECK(target->target() == "../some/where");
   auto f = h.create(kRootIno, "f");
   req.set_ino(f->ino());
-  DFS_REQUIRE_CODE(h.call<proto::ReadlinkReply>(rpc::kMdsReadlink, req), ErrorCode::kInvalidArgument);
+  DFS_REQUIRE_CODE(h.call<proto::ReadlinkReply>(rpc::kMdsReadlink, req),
+                   ErrorCode::kInvalidArgument);
   DFS_REQUIRE_CODE(h.symlink(kRootIno, "l", "x"), ErrorCode::kAlreadyExists);
   DFS_REQUIRE_CODE(h.symlink(kRootIno, "long", std::string(4096, 'x')), ErrorCode::kNameTooLong);
 }

@@ -110,7 +110,8 @@ TEST_CASE("mds/readdir: 100,000 entries with cookies stable while entries come a
       removed.insert(victim);
     }
     std::vector<std::string> fresh;
-    for (int k = 0; k < 20; ++k) fresh.push_back("new-" + std::to_string(round) + "-" + std::to_string(k));
+    for (int k = 0; k < 20; ++k)
+      fresh.push_back("new-" + std::to_string(round) + "-" + std::to_string(k));
     create_many(h, d->ino(), fresh);
     added.insert(fresh.begin(), fresh.end());
   }
@@ -130,8 +131,10 @@ TEST_CASE("mds/readdir: names sharing a hash bucket get distinct slots") {
   // Plant entries in the bucket of "target" directly, as a colliding name would.
   uint64_t bucket = name_bucket("target");
   WriteBatch b;
-  b.put(dentry_key(d->ino(), bucket * kSlotsPerBucket, "collider-a"), encode_dentry_value({99, S_IFREG}));
-  b.put(dentry_key(d->ino(), bucket * kSlotsPerBucket + 1, "collider-b"), encode_dentry_value({98, S_IFREG}));
+  b.put(dentry_key(d->ino(), bucket * kSlotsPerBucket, "collider-a"),
+        encode_dentry_value({99, S_IFREG}));
+  b.put(dentry_key(d->ino(), bucket * kSlotsPerBucket + 1, "collider-b"),
+        encode_dentry_value({98, S_IFREG}));
   DFS_REQUIRE_OK(h.store().write(b, true));
   auto t = h.create(d->ino(), "target");
   DFS_REQUIRE_OK(t);

@@ -127,17 +127,26 @@ TEST_CASE("mds/mknod: umask from the credentials") {
   CHECK((d->mode() & 0777) == 0755);
 }
 
-TEST_CASE("mds/setattr: writes and truncates kill privileges") {
-  MdsHarness h;
-  auto f = h.create(kRootIno, "f", 06755);
-  DFS_REQUIRE_OK(h.setxattr(f->ino(), "security.capability", "cap"));
-  SUBCASE("inline write") { DFS_REQUIRE_OK(h.write_inline(f->ino(), 0, "x")); }
-  SUBCASE("truncate") { DFS_REQUIRE_OK(h.truncate(f->ino(), 0)); }
-  SUBCASE("open with O_TRUNC") { DFS_REQUIRE_OK(h.open(f->ino(), O_WRONLY | O_TRUNC)); }
-  SUBCASE("commit of object writes") { DFS_REQUIRE_OK(h.commit_write(f->ino(), 10, true)); }
-  auto after = h.getattr(f->ino());
-  CHECK((after->mode() & 07777) == 0755);
-  CHECK(after->xattrs().count("security.capability") == 0);
+TEST_CASE("mds/setattr: writes and truncates kill privileges (root keeps setuid/setgid)") {
+  for (bool root : {true, false}) {
+    for (int op = 0; op < 4; ++op) {
+      CAPTURE(root);
+      CAPTURE(op);
+      MdsHarness h(Backend::kMem);
+      auto f = h.create(kRootIno, "f", 06755);
+      DFS_REQUIRE_OK(h.setxattr(f->ino(), "security.capability", "cap"));
+      if (!root) h.creds = user(1000, 100);
+      switch (op) {
+        case 0: DFS_REQUIRE_OK(h.write_inline(f->ino(), 0, "x")); break;
+        case 1: DFS_REQUIRE_OK(h.truncate(f->ino(), 0)); break;
+        case 2: DFS_REQUIRE_OK(h.open(f->ino(), O_WRONLY | O_TRUNC)); break;
+        default: DFS_REQUIRE_OK(h.commit_write(f->ino(), 10, true)); break;
+      }
+      auto after = h.getattr(f->ino());
+      CHECK((after->mode() & 07777) == (root ? 06755 : 0755));
+      CHECK(after->xattrs().count("security.capability") == 0);
+    }
+  }
 }
 
 TEST_CASE("mds/setattr: a commit without clear_privileges keeps them") {
@@ -147,6 +156,7 @@ TEST_CASE("mds/setattr: a commit without clear_privileges keeps them") {
   CHECK((h.getattr(f->ino())->mode() & 07777) == 04755);
   // setgid without group-exec survives a write.
   auto g = h.create(kRootIno, "g", 02644);
+  h.creds = user(1000, 100);
   DFS_REQUIRE_OK(h.write_inline(g->ino(), 0, "x"));
   CHECK((h.getattr(g->ino())->mode() & 07777) == 02644);
 }

@@ -35,8 +35,8 @@ TEST_CASE("mds/xattr: set, get, list, remove and flags") {
   CHECK(*h.getxattr(f->ino(), "trusted.b") == std::string("\0bin", 4));
   auto names = h.listxattr(f->ino());
   DFS_REQUIRE_OK(names);
-  CHECK(*names == std::vector<std::string>{"security.capability", "security.selinux", "trusted.b",
-                                           "user.a"});
+  CHECK(*names ==
+        std::vector<std::string>{"security.capability", "security.selinux", "trusted.b", "user.a"});
   DFS_REQUIRE_CODE(h.setxattr(f->ino(), "user.a", "2", kCreate), ErrorCode::kAlreadyExists);
   DFS_REQUIRE_CODE(h.setxattr(f->ino(), "user.new", "2", kReplace), ErrorCode::kNoAttribute);
   DFS_REQUIRE_OK(h.setxattr(f->ino(), "user.a", "2", kReplace));
@@ -148,9 +148,10 @@ TEST_CASE("mds/acl: create masq and equivalence follow the kernel") {
   CHECK((m2 & 0777) == 0770);
   DFS_REQUIRE_CODE(parse_acl(acl({{kAclUserObj, 7, 0}, {kAclOther, 0, 0}})),
                    ErrorCode::kInvalidArgument);
-  DFS_REQUIRE_CODE(parse_acl(acl({{kAclUserObj, 7, 0}, {kAclUser, 7, 5}, {kAclGroupObj, 7, 0},
-                                  {kAclOther, 0, 0}})),
-                   ErrorCode::kInvalidArgument);  // named entry without mask
+  DFS_REQUIRE_CODE(
+      parse_acl(
+          acl({{kAclUserObj, 7, 0}, {kAclUser, 7, 5}, {kAclGroupObj, 7, 0}, {kAclOther, 0, 0}})),
+      ErrorCode::kInvalidArgument);  // named entry without mask
 }
 
 }  // namespace dfs::mds::test

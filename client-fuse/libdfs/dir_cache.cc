@@ -1,0 +1,38 @@
+#include "client-fuse/libdfs/dir_cache.h"
+
+namespace dfs::client {
+
+void DirCache::created(uint64_t dir) {
+  forget(dir);
+  dirs_[dir];
+}
+
+std::optional<bool> DirCache::contains(uint64_t dir, const std::string& name) const {
+  auto it = dirs_.find(dir);
+  if (it == dirs_.end()) return std::nullopt;
+  return it->second.count(name) > 0;
+}
+
+void DirCache::added(uint64_t dir, const std::string& name) {
+  auto it = dirs_.find(dir);
+  if (it == dirs_.end()) return;
+  if (it->second.insert(name).second) ++names_;
+  if (names_ > max_names_) {
+    dirs_.clear();
+    names_ = 0;
+  }
+}
+
+void DirCache::removed(uint64_t dir, const std::string& name) {
+  auto it = dirs_.find(dir);
+  if (it != dirs_.end() && it->second.erase(name)) --names_;
+}
+
+void DirCache::forget(uint64_t dir) {
+  auto it = dirs_.find(dir);
+  if (it == dirs_.end()) return;
+  names_ -= it->second.size();
+  dirs_.erase(it);
+}
+
+}  // namespace dfs::client

@@ -1,0 +1,41 @@
+// DirCache: the complete list of names of each directory this client created. In
+// single-client mode every later change to such a directory passes through this
+// client, so a name missing from it does not exist and lookups of it (rsync, tar and
+// make probe many) are answered without a round trip to the MDS. A directory whose
+// state became uncertain (an operation in it failed) is forgotten, never guessed.
+// Owned by the FileClient on its I/O thread; pure state, no I/O.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace dfs::client {
+
+class DirCache {
+ public:
+  // `max_names` bounds memory: past it, everything is forgotten.
+  explicit DirCache(size_t max_names = 2u << 20) : max_names_(max_names) {}
+
+  // A directory that was just created (empty).
+  void created(uint64_t dir);
+  // Whether `name` exists in `dir`; nullopt when the directory is not tracked.
+  std::optional<bool> contains(uint64_t dir, const std::string& name) const;
+  void added(uint64_t dir, const std::string& name);
+  void removed(uint64_t dir, const std::string& name);
+  // Stops tracking `dir` (removed, forgotten by the kernel, or its state uncertain).
+  void forget(uint64_t dir);
+
+  size_t dirs() const { return dirs_.size(); }
+  size_t names() const { return names_; }
+
+ private:
+  size_t max_names_;
+  size_t names_ = 0;
+  std::unordered_map<uint64_t, std::unordered_set<std::string>> dirs_;
+};
+
+}  // namespace dfs::client
