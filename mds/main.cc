@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
   auto grace = config->get_int(section, "reclaim_grace_ms", 30000);
   if (!grace) return fail(grace.error().to_string());
   options.reclaim_grace = dfs::Duration(*grace);
+  // 1 (default): reply once a mutation is applied and logged, make the log durable in
+  // the background and let fsync wait for it; 0: every reply waits for the disk.
+  auto early = config->get_int(section, "early_replies", 1);
+  if (!early) return fail(early.error().to_string());
+  options.committer.reply_after_sync = *early == 0;
 
   auto cluster = connect_cluster(options.mon_addrs, section);
   boost::asio::io_context io;

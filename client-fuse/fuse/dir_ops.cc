@@ -73,9 +73,12 @@ void on_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void on_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
-  // Directory operations are synchronous with the MDS (nothing is buffered here), and
-  // the MDS acknowledges them once durable.
-  FuseReply(req, "fsyncdir").ok();
+  // Directory operations reach the MDS synchronously (nothing is buffered here), but
+  // the MDS acknowledges them before its log is durable: wait for that.
+  spawn(req, [](FuseReply reply, Vfs* v) -> awaitable<void> {
+    auto synced = co_await v->fsyncdir();
+    reply_status(reply, synced);
+  }(FuseReply(req, "fsyncdir"), &vfs_of(req)));
 }
 
 }  // namespace

@@ -98,9 +98,9 @@ awaitable<Result<proto::Inode>> FileClient::lookup(Creds creds, Ino parent, std:
 }
 
 awaitable<Result<proto::Inode>> FileClient::getattr(Creds creds, Ino ino) {
-  if (auto st = held(ino); st && !st->dirty()) {
-    if (const Known* k = known(ino); k && attrs_fresh(*k)) {
-      proto::Inode inode = k->inode;  // a held file's attributes change only through us
+  if (const Known* k = known(ino); k && attrs_fresh(*k)) {
+    if (auto st = held(ino); !st || !st->dirty()) {
+      proto::Inode inode = k->inode;
       overlay(inode);
       co_return inode;
     }
@@ -117,8 +117,9 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
   // buffered data through this too), and so does utimensat(UTIME_OMIT, t).
   bool times_only = args.valid == (kSetMtime | kSetCtime) || args.valid == kSetMtime;
   auto st = held(ino);
-  if (st && times_only && st->commit_dirty && !st->inline_data.dirty()) {
-    // The mtime rides on the CommitWrite (which sets ctime): one round trip.
+  if (st && times_only && (st->commit_dirty || st->inline_data.dirty())) {
+    // The mtime rides on the WriteInline or CommitWrite that pushes the buffered
+    // writes (which sets ctime): one round trip.
     st->mtime = args.mtime;
     DFS_CO_AWAIT_CHECK(flush_state(st));
     if (const Known* k = known(ino); k && attrs_fresh(*k)) {
@@ -282,9 +283,7 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
     dirs_.added(new_parent, new_name);
   }
   if (reply.did_replace() && S_ISDIR(reply.replaced().mode())) dirs_.forget(reply.replaced().ino());
-  // The moved inode's ctime changed and we do not know its number: cached attributes
-  // are refetched once.
-  ++namespace_gen_;
+  for (const auto& other : reply.changed()) learn(other);  // the moved inode, the parents
   if (reply.did_replace()) {
     learn(reply.replaced());
     if (reply.replaced().nlink() == 0) drop_soon(held(reply.replaced().ino()));
@@ -353,7 +352,7 @@ awaitable<Status> FileClient::setxattr(Creds creds, Ino ino, std::string name, s
                    mds_.call<proto::InodeReply>(rpc::kMdsSetXattr, request, creds, true));
   if (auto it = known_.find(ino); it != known_.end()) {
     (*it->second.inode.mutable_xattrs())[request.name()] = request.value();
-    it->second.attrs_gen = 0;  // ctime, and the mode for an ACL
+    it->second.exact = false;  // ctime, and the mode for an ACL
   }
   learn(reply.inode());  // the MDS's version of all that, when it sends it
   co_return ok_status();
@@ -391,7 +390,7 @@ awaitable<Status> FileClient::removexattr(Creds creds, Ino ino, std::string name
                    mds_.call<proto::InodeReply>(rpc::kMdsRemoveXattr, request, creds, true));
   if (auto it = known_.find(ino); it != known_.end()) {
     it->second.inode.mutable_xattrs()->erase(request.name());
-    it->second.attrs_gen = 0;
+    it->second.exact = false;
   }
   learn(reply.inode());
   co_return ok_status();

@@ -152,12 +152,17 @@ class FileClient {
   // Errors: kNoSpace, kFileTooBig, kTimeout/kUnavailable.
   awaitable<Result<uint64_t>> write(Fh fh, uint64_t offset, std::string data, bool append);
   // Pushes the file's buffered writes and size to the MDS; reports (once) an earlier
-  // failed background write. Durable when it returns.
+  // failed background write. When it returns, the data is durable on the OSDs and the
+  // MDS has applied the size (durable once the MDS's log is: see sync_metadata()).
   awaitable<Status> flush(Fh fh);
+  // flush(), then sync_metadata(): everything written through `fh` is durable.
   awaitable<Status> fsync(Fh fh);
+  // Waits until every metadata change the MDS has acknowledged is durable: the MDS
+  // replies to mutations once applied and logged, before the disk has them (fsyncdir).
+  awaitable<Status> sync_metadata();
   // Flushes (when the last handle of the file goes) and tells the MDS the file is closed.
   awaitable<Status> release(Fh fh);
-  // Pushes every open file's buffered state (sync, umount).
+  // Pushes every open file's buffered state, then sync_metadata() (umount).
   awaitable<Status> sync_all();
   // sync_all(), then stops the background flusher.
   awaitable<Status> shutdown();
@@ -175,14 +180,21 @@ class FileClient {
   void after_add(Ino parent, const std::string& name, const Result<T>& result);
   // Records an inode the MDS returned (newest version wins).
   void learn(const proto::Inode& inode);
+  // Records a reply's inode and the other inodes it says the mutation changed.
+  template <class Reply>
+  void learn_reply(const Reply& reply) {
+    learn(reply.inode());
+    for (const auto& other : reply.changed()) learn(other);
+  }
   struct Known {
-    proto::Inode inode;      // without inline data
-    uint64_t attrs_gen = 0;  // namespace_gen_ when its attributes were learned
+    proto::Inode inode;  // without inline data
+    bool exact = true;   // false: changed in a way the MDS did not send back
   };
   const Known* known(Ino ino) const;
-  // Attributes are trusted only for held files (every change passes through this
-  // client) and only until a rename (which changes an unknown inode's ctime).
-  bool attrs_fresh(const Known& k) const { return k.attrs_gen == namespace_gen_; }
+  // In exclusive mode every change of an inode passes through this client and comes
+  // back in a reply, also the side effects (a parent's mtime and nlink, a renamed
+  // inode's ctime: `changed` in the replies), so what it learned stays exact.
+  bool attrs_fresh(const Known& k) const { return k.exact; }
   // The held state of a regular file, if any.
   std::shared_ptr<FileState> held(Ino ino) const;
   std::shared_ptr<FileState> state_for(const proto::Inode& inode);
@@ -224,7 +236,6 @@ class FileClient {
   // What the MDS last told us about each inode the kernel holds. Xattrs are answered
   // from it (all xattr changes pass through this client or come back in a reply).
   std::unordered_map<Ino, Known> known_;
-  uint64_t namespace_gen_ = 1;
   DirCache dirs_;  // names of directories we created: negative lookups answered here
   Fh next_fh_ = 1;
   bool stopping_ = false;
@@ -260,11 +271,11 @@ template <class Req>
 awaitable<Result<proto::Inode>> FileClient::mds_inode(uint32_t method, Req request,
                                                       const Creds& creds, bool mutating) {
   // Every inode-returning reply (InodeReply, MknodReply, UnlinkReply) has the inode as
-  // field 1, so one parser serves them all.
+  // field 1 and the other changed inodes as field 15, so one parser serves them all.
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(method, std::move(request), creds, mutating));
+  learn_reply(reply);
   proto::Inode inode = std::move(*reply.mutable_inode());
-  learn(inode);
   overlay(inode);
   co_return inode;
 }

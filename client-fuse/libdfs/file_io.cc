@@ -249,6 +249,7 @@ awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st) {
     request.set_ino(st->ino);
     request.set_offset(lo);
     request.set_data(std::move(dirty.bytes));
+    *request.mutable_mtime() = st->mtime;
     auto sent = co_await mds_.call<proto::InodeReply>(rpc::kMdsWriteInline, std::move(request),
                                                       st->writer, true);
     if (sent) {
@@ -307,7 +308,17 @@ awaitable<Status> FileClient::flush(Fh fh) {
   co_return co_await flush_state(h->state);
 }
 
-awaitable<Status> FileClient::fsync(Fh fh) { co_return co_await flush(fh); }
+awaitable<Status> FileClient::fsync(Fh fh) {
+  DFS_CO_AWAIT_CHECK(flush(fh));
+  co_return co_await sync_metadata();
+}
+
+awaitable<Status> FileClient::sync_metadata() {
+  auto synced =
+      co_await mds_.call<proto::Empty>(rpc::kMdsSync, proto::SyncRequest{}, Creds{}, false);
+  if (!synced) co_return unexpected(std::move(synced).error());
+  co_return ok_status();
+}
 
 // --- truncate ---
 

@@ -33,7 +33,7 @@ void FileClient::learn(const proto::Inode& inode) {
   if (k.inode.ino() != 0 && inode.version() < k.inode.version()) return;
   k.inode = inode;
   k.inode.clear_inline_data();
-  k.attrs_gen = namespace_gen_;
+  k.exact = true;
 }
 
 const FileClient::Known* FileClient::known(Ino ino) const {
@@ -131,7 +131,7 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
         S_ISDIR(made.inode().mode()) ? ErrorCode::kIsDirectory : ErrorCode::kAlreadyExists,
         "create over an existing non-file");
   }
-  learn(made.inode());
+  learn_reply(made);
   // The kernel's dentry said the name was free; an existing file means it was stale.
   bool created = made.created() || (flags & O_EXCL);
   OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
@@ -222,6 +222,8 @@ awaitable<Status> FileClient::sync_all() {
   for (auto& s : results) {
     if (!s && result) result = std::move(s);
   }
+  Status synced = co_await sync_metadata();
+  if (!synced && result) result = std::move(synced);
   co_return result;
 }
 

@@ -132,6 +132,7 @@ awaitable<Result<uint64_t>> Vfs::write(uint64_t fh, int open_flags, bool page_ca
 
 awaitable<Status> Vfs::flush(uint64_t fh) { co_return co_await client_.flush(fh); }
 awaitable<Status> Vfs::fsync(uint64_t fh) { co_return co_await client_.fsync(fh); }
+awaitable<Status> Vfs::fsyncdir() { co_return co_await client_.sync_metadata(); }
 awaitable<Status> Vfs::release(uint64_t fh) { co_return co_await client_.release(fh); }
 
 awaitable<Result<uint64_t>> Vfs::opendir(Creds creds, uint64_t ino) {

@@ -96,6 +96,8 @@ class Vfs {
                                     uint64_t offset, std::string data);
   awaitable<Status> flush(uint64_t fh);
   awaitable<Status> fsync(uint64_t fh);
+  // Directory changes are durable when this returns.
+  awaitable<Status> fsyncdir();
   awaitable<Status> release(uint64_t fh);
 
   // Directories. readdir returns at most `max_items` items after `offset`; items the

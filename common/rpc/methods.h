@@ -44,6 +44,7 @@ enum Method : uint32_t {
   kMdsUninline = 318,
   kMdsStatFs = 319,
   kMdsReadlink = 320,
+  kMdsSync = 321,  // wait until every applied mutation is durable
 };
 
 }  // namespace dfs::rpc

@@ -37,7 +37,7 @@ Result<std::string> apply_write_inline(OpContext& ctx, const proto::WriteInlineR
   if (data->size() < end) data->resize(end, '\0');
   data->replace(req.offset(), req.data().size(), req.data());
   set_size(inode, data->size());
-  *inode.mutable_mtime() = ctx.now();
+  *inode.mutable_mtime() = is_set(req.mtime()) ? req.mtime() : ctx.now();
   kill_privileges(inode, req.header().creds());
   changed(inode, ctx.now());
   ctx.w.put_inode(inode);

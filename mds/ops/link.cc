@@ -24,6 +24,7 @@ Result<std::string> apply_link(OpContext& ctx, const proto::LinkRequest& req) {
   ctx.w.put_inode(inode);
   proto::InodeReply reply;
   *reply.mutable_inode() = std::move(inode);
+  *reply.add_changed() = std::move(parent);
   return reply.SerializeAsString();
 }
 

@@ -123,6 +123,7 @@ Result<std::string> apply_mknod(OpContext& ctx, const proto::MknodRequest& req) 
   proto::MknodReply reply;
   *reply.mutable_inode() = std::move(inode);
   reply.set_created(true);
+  *reply.add_changed() = std::move(parent);
   return reply.SerializeAsString();
 }
 
@@ -141,9 +142,10 @@ Result<std::string> apply_symlink(OpContext& ctx, const proto::SymlinkRequest& r
   inode.set_symlink(req.target());
   inode.set_size(req.target().size());
   DFS_TRY_STATUS(link_new(ctx, parent, inode, req.name()));
-  proto::MknodReply reply;  // wire-compatible with InodeReply (field 1)
+  proto::MknodReply reply;  // wire-compatible with InodeReply (fields 1 and 15)
   *reply.mutable_inode() = std::move(inode);
   reply.set_created(true);
+  *reply.add_changed() = std::move(parent);
   return reply.SerializeAsString();
 }
 

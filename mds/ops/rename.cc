@@ -120,9 +120,12 @@ Result<std::string> apply_rename(OpContext& ctx, const proto::RenameRequest& req
   }
   changed(p.src_inode, ctx.now());
   ctx.w.put_inode(p.src_inode);
+  *reply.add_changed() = p.src_inode;
+  if (flags & kExchange) *reply.add_changed() = *p.dst_inode;
   for (auto& [ino, dir] : p.dirs) {
     entries_changed(dir, ctx.now());
     ctx.w.put_inode(dir);
+    *reply.add_changed() = dir;
   }
   if (p.dst && !(flags & kExchange)) {
     DFS_TRY_STATUS(drop_link(ctx, *p.dst_inode));

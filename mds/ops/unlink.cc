@@ -26,6 +26,7 @@ Result<std::string> apply_unlink(OpContext& ctx, const proto::UnlinkRequest& req
   DFS_TRY_STATUS(drop_link(ctx, inode));
   proto::UnlinkReply reply;
   *reply.mutable_inode() = std::move(inode);
+  *reply.add_changed() = std::move(parent);
   return reply.SerializeAsString();
 }
 

@@ -27,6 +27,7 @@ Committer::Committer(asio::any_io_executor io, asio::thread_pool& pool, MetaStor
 
 Status Committer::load() {
   last_index_ = DFS_TRY(read_counter(store_, kLogIndex));
+  durable_index_ = last_index_;  // what a restart finds in the log is on disk by now
   return ok_status();
 }
 
@@ -57,25 +58,87 @@ awaitable<void> Committer::writer_loop() {
   while (!queue_.empty()) {
     Group group = take_group();
     uint64_t first = last_index_ + 1;
+    bool sync = options_.reply_after_sync;
     // The pool task owns the group's entries until it returns; nothing else touches
     // them meanwhile (their submitters wait on `done`).
-    Status written =
-        co_await run_blocking(pool_, [this, &group, first] { return process(group, first); });
+    Status written = co_await run_blocking(
+        pool_, [this, &group, first, sync] { return process(group, first, sync); });
     ++stats_.groups;
     for (auto& p : group) {
       if (p->result && !written) p->result = written.error();
       if (p->result) {
         last_index_ = std::max(last_index_, p->entry.index());
         ++stats_.entries;
-        for (auto& listener : listeners_) listener(p->entry, p->effects);
-      } else if (written) {
-        ++stats_.failed_entries;
+        applied_.push_back(p);
+        if (!sync) p->done.set(true);  // the early reply
+      } else {
+        if (written) ++stats_.failed_entries;
+        p->done.set(true);  // nothing logged: nothing to wait for
       }
     }
     if (!written) spdlog::error("metadata group commit failed: {}", written.error().to_string());
-    for (auto& p : group) p->done.set(true);
+    if (sync) {
+      if (written) on_durable(last_index_);
+    } else {
+      start_syncer();
+    }
   }
   writing_ = false;
+}
+
+void Committer::start_syncer() {
+  if (syncing_ || durable_index_ >= last_index_) return;
+  syncing_ = true;
+  spawn_checked(io_, syncer_loop());
+}
+
+awaitable<void> Committer::syncer_loop() {
+  // One fsync covers every group written before it started; groups written while it
+  // runs wait for the next round.
+  while (durable_index_ < last_index_ && sync_failure_) {
+    uint64_t target = last_index_;
+    Status synced = co_await run_blocking(pool_, [this] { return store_.sync(); });
+    ++stats_.syncs;
+    if (!synced) {
+      spdlog::error("metadata log sync failed: {}", synced.error().to_string());
+      on_sync_failed(synced.error());
+      break;
+    }
+    on_durable(target);
+  }
+  syncing_ = false;
+}
+
+void Committer::on_durable(uint64_t index) {
+  durable_index_ = std::max(durable_index_, index);
+  while (!applied_.empty() && applied_.front()->entry.index() <= durable_index_) {
+    auto p = std::move(applied_.front());
+    applied_.pop_front();
+    for (auto& listener : listeners_) listener(p->entry, p->effects);
+    if (!p->done.ready()) p->done.set(true);
+  }
+  std::erase_if(durable_waiters_, [&](DurableWaiter& w) {
+    if (w.index > durable_index_) return false;
+    w.done->set(ok_status());
+    return true;
+  });
+}
+
+void Committer::on_sync_failed(const Error& failure) {
+  sync_failure_ = failure;
+  for (auto& w : durable_waiters_) w.done->set(failure);
+  durable_waiters_.clear();
+  // Entries that will never be durable: their objects are never deleted for them.
+  applied_.clear();
+}
+
+awaitable<Status> Committer::wait_durable() {
+  if (!sync_failure_) co_return sync_failure_;
+  if (durable_index_ >= last_index_) co_return ok_status();
+  auto done = std::make_shared<Completion<Status>>(io_);
+  durable_waiters_.push_back({last_index_, done});
+  start_syncer();
+  co_return co_await done->wait();
 }
 
 Status Committer::decide(Pending& p, GroupTxn& txn, uint64_t index) {
@@ -91,7 +154,7 @@ Status Committer::decide(Pending& p, GroupTxn& txn, uint64_t index) {
   return ok_status();
 }
 
-Status Committer::process(Group& group, uint64_t first_index) {
+Status Committer::process(Group& group, uint64_t first_index, bool sync) {
   GroupTxn txn(store_);
   uint64_t index = first_index;
   for (auto& p : group) {
@@ -112,7 +175,7 @@ Status Committer::process(Group& group, uint64_t first_index) {
     }
   }
   if (txn.empty()) return ok_status();
-  return store_.write(txn.batch(), /*sync=*/true);
+  return store_.write(txn.batch(), sync);
 }
 
 }  // namespace dfs::mds

@@ -2,9 +2,15 @@
 // up on the I/O thread; one writer task takes everything queued as a group and, on a
 // pool thread, decides each entry's leader values (index, time, new inode number),
 // applies the entries in order into one GroupTxn (each sees its predecessors' writes)
-// and writes the group as one WriteBatch with sync. Only then are the group's replies
-// released: a reply is never sent before its entry is durable. A group is atomic on
-// disk, and groups follow each other (the next starts after the previous is durable).
+// and writes the group as one WriteBatch. Groups follow each other in log order.
+//
+// Early replies (DESIGN.md, Metadata): a group is written to the log without waiting
+// for the disk, and its replies are released at once ("applied"; they survive a crash
+// of this process, since the log write reached the kernel). A separate syncer makes
+// the log durable in the background, one fsync for everything written meanwhile, and
+// only then are entries "durable": listeners (which delete objects) hear of an entry
+// only then, and wait_durable() (fsync, fsyncdir, syncfs) returns only then. With
+// `reply_after_sync`, replies wait for durability as well (the old behaviour).
 // Public methods run on the I/O executor.
 #pragma once
 
@@ -26,12 +32,14 @@ proto::Timespec realtime_now();
 struct CommitterOptions {
   size_t max_group_entries = 1024;
   size_t max_group_bytes = 32u << 20;
+  bool reply_after_sync = false;  // true: no early replies
 };
 
 struct CommitterStats {
   uint64_t groups = 0;
   uint64_t entries = 0;
   uint64_t failed_entries = 0;  // rejected by their op (not logged)
+  uint64_t syncs = 0;
 };
 
 class Committer {
@@ -44,10 +52,15 @@ class Committer {
   Status load();
 
   // Logs and applies the op set in `entry`; the committer fills index, now, new_ino and
-  // layout. Returns the op's serialized reply once its entry is durable, or the op's
-  // error (nothing logged), or the store's error (kIoError, kReadOnly: the group failed
-  // and the store refuses writes until restart).
+  // layout. Returns the op's serialized reply once its entry is applied and logged (or
+  // durable, with reply_after_sync), or the op's error (nothing logged), or the store's
+  // error (kIoError, kReadOnly: the group failed and the store refuses writes until
+  // restart).
   awaitable<Result<std::string>> submit(proto::MdsLogEntry entry);
+
+  // Waits until every entry applied so far is durable. Errors: the store's, when the
+  // log could not be made durable (what was applied may be lost in a power failure).
+  awaitable<Status> wait_durable();
 
   // Called on the I/O executor with each durable entry and its effects, in log order
   // (the service acts on orphans; tests record the log).
@@ -55,7 +68,8 @@ class Committer {
   void add_listener(EntryListener listener) { listeners_.push_back(std::move(listener)); }
 
   uint64_t last_index() const { return last_index_; }
-  bool idle() const { return !writing_ && queue_.empty(); }
+  uint64_t durable_index() const { return durable_index_; }
+  bool idle() const { return !writing_ && !syncing_ && queue_.empty(); }
   const CommitterStats& stats() const { return stats_; }
   const FsSettings& fs() const { return fs_; }
 
@@ -70,10 +84,21 @@ class Committer {
   };
   using Group = std::vector<std::shared_ptr<Pending>>;
 
+  struct DurableWaiter {
+    uint64_t index;
+    std::shared_ptr<Completion<Status>> done;
+  };
+
   awaitable<void> writer_loop();
+  awaitable<void> syncer_loop();
+  void start_syncer();
+  // The entries up to `index` are durable: tell the listeners and the waiters.
+  void on_durable(uint64_t index);
+  // The log could not be made durable: waiters get `failure`, now and from now on.
+  void on_sync_failed(const Error& failure);
   Group take_group();
-  // Runs on the pool: decide, apply, write. Returns the group's write status.
-  Status process(Group& group, uint64_t first_index);
+  // Runs on the pool: decide, apply, write (with `sync`). Returns the write status.
+  Status process(Group& group, uint64_t first_index, bool sync);
   Status decide(Pending& p, GroupTxn& txn, uint64_t index);
 
   asio::any_io_executor io_;
@@ -84,7 +109,12 @@ class Committer {
   CommitterOptions options_;
   std::deque<std::shared_ptr<Pending>> queue_;  // I/O thread
   bool writing_ = false;
+  bool syncing_ = false;
   uint64_t last_index_ = 0;  // I/O thread; the pool task gets a copy
+  uint64_t durable_index_ = 0;
+  Status sync_failure_ = ok_status();  // sticky, like the store's
+  std::deque<std::shared_ptr<Pending>> applied_;  // logged, not yet durable, in log order
+  std::vector<DurableWaiter> durable_waiters_;
   CommitterStats stats_;
   std::vector<EntryListener> listeners_;
 };

@@ -17,7 +17,7 @@ constexpr uint32_t kMdsMethods[] = {
     rpc::kMdsRename,      rpc::kMdsReaddir,     rpc::kMdsGetXattr, rpc::kMdsSetXattr,
     rpc::kMdsListXattr,   rpc::kMdsRemoveXattr, rpc::kMdsOpen,     rpc::kMdsRelease,
     rpc::kMdsWriteInline, rpc::kMdsCommitWrite, rpc::kMdsUninline, rpc::kMdsStatFs,
-    rpc::kMdsReadlink,
+    rpc::kMdsReadlink,    rpc::kMdsSync,
 };
 
 uint64_t random_instance() {
@@ -233,6 +233,10 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
     case rpc::kMdsStatFs: {
       DFS_MDS_PARSE(StatFsMdsRequest, req);
       co_return co_await on_statfs(std::move(req));
+    }
+    case rpc::kMdsSync: {
+      DFS_CO_AWAIT_CHECK(committer_.wait_durable());
+      co_return rpc::Reply{proto::Empty().SerializeAsString(), {}};
     }
     case rpc::kMdsSetAttr: {
       DFS_MDS_PARSE(SetAttrRequest, req);

@@ -41,6 +41,8 @@ class MemMetaStore final : public MetaStore {
     return ok_status();
   }
 
+  Status sync() override { return ok_status(); }
+
  private:
   mutable std::shared_mutex mu_;
   std::map<std::string, std::string, std::less<>> map_;  // DFS_GUARDED_BY(mu_)

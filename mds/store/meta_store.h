@@ -64,6 +64,9 @@ class MetaStore : public KvReader {
   // Errors: kIoError, kNoSpace; kReadOnly after any failed write (sticky: the store
   // refuses writes until it is reopened, since a failed sync leaves the WAL unknown).
   virtual Status write(const WriteBatch& batch, bool sync) = 0;
+  // Makes every write that returned before this call durable (one fsync of the log):
+  // how writes made without `sync` become durable in a group. Errors: as write().
+  virtual Status sync() = 0;
 };
 
 // Opens (with `create`: creates, failing if one exists) the RocksDB store in `path`.

@@ -92,6 +92,18 @@ class RocksMetaStore final : public MetaStore {
     return ok_status();
   }
 
+  Status sync() override {
+    if (failed_.load()) {
+      return make_error(ErrorCode::kReadOnly, "the metadata store failed a write; restart the MDS");
+    }
+    auto s = db_->SyncWAL();
+    if (!s.ok()) {
+      failed_.store(true);  // what reached the disk is unknown now
+      return rocks_error(s, "syncing the metadata log");
+    }
+    return ok_status();
+  }
+
  private:
   std::unique_ptr<rocksdb::DB> db_;
   std::atomic<bool> failed_{false};

@@ -19,6 +19,27 @@ TEST_CASE("mds/keys: object names") {
   CHECK(object_name(1, 0x123456789) == "1.123456789");
 }
 
+TEST_CASE("mds/inline: a write carries the mtime of the buffered write, else it is now") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "f");
+  proto::WriteInlineRequest req;
+  *req.mutable_header() = h.header();
+  req.set_ino(f->ino());
+  req.set_data("abc");
+  req.mutable_mtime()->set_sec(1234567890);
+  req.mutable_mtime()->set_nsec(42);
+  auto with_time = h.call<proto::InodeReply>(rpc::kMdsWriteInline, req);
+  DFS_REQUIRE_OK(with_time);
+  CHECK(with_time->inode().mtime().sec() == 1234567890);
+  CHECK(with_time->inode().mtime().nsec() == 42);
+  // The ctime is the MDS's own: the change happened now.
+  CHECK(with_time->inode().ctime().sec() != 1234567890);
+  auto without = h.write_inline(f->ino(), 3, "d");
+  DFS_REQUIRE_OK(without);
+  CHECK(without->mtime().sec() == without->ctime().sec());
+  CHECK(without->mtime().nsec() == without->ctime().nsec());
+}
+
 TEST_CASE("mds/inline: writes up to the threshold, then the file moves to objects") {
   MdsHarness h;
   auto f = h.create(kRootIno, "f");

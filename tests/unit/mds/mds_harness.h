@@ -61,6 +61,9 @@ class MdsHarness {
   template <class Reply, class Req>
   Result<Reply> call(uint32_t method, const Req& req) {
     auto raw = run(service_->handle(method, req.SerializeAsString(), nullptr));
+    // The reply is early (before the log is durable): let the syncer finish, so that
+    // log() and the listeners have seen the entry, as they would a moment later.
+    while (!service_->committer().idle()) io_.run_one_for(std::chrono::milliseconds(10));
     if (!raw) return unexpected(std::move(raw).error());
     Reply reply;
     if (!reply.ParseFromString(raw->body)) return make_error(ErrorCode::kProtocol, "bad reply");
