@@ -30,9 +30,12 @@ void on_init(void* userdata, fuse_conn_info* conn) {
   // The MDS applies the umask (carried in the credentials), or instead a parent's
   // default ACL: the kernel must not apply it first.
   want(FUSE_CAP_DONT_MASK, true);
-  // We (the MDS) clear setuid/setgid/capabilities on write, truncate and chown, so the
-  // kernel need not look up security.capability on every write.
-  want(FUSE_CAP_HANDLE_KILLPRIV, true);
+  // We (the MDS) clear setuid/setgid/capabilities on write, truncate and chown. Meant to
+  // spare the kernel a getxattr(security.capability) per write, but measured
+  // (tools/bench/fsbench --killpriv-check) it spares nothing: libfuse 3.14 does not pass
+  // this flag on to the kernel, and only KILLPRIV_V2 (SB_NOSEC) skips that getxattr.
+  // -o nokillpriv leaves it out.
+  want(FUSE_CAP_HANDLE_KILLPRIV, o.handle_killpriv);
   want(FUSE_CAP_ASYNC_READ, true);
   want(FUSE_CAP_PARALLEL_DIROPS, true);
   want(FUSE_CAP_SPLICE_WRITE, o.splice);
@@ -64,6 +67,8 @@ void on_destroy(void* userdata) {
   // The session is ending (unmounted): push whatever is still buffered. Blocking is
   // fine here, no request is waiting any more.
   auto* ctx = static_cast<FuseContext*>(userdata);
+  spdlog::info("getxattr(security.capability) requests from the kernel: {}",
+               ctx->capability_getxattrs.load());
   auto synced = ctx->vfs->client().run(ctx->vfs->sync_all());
   if (!synced) spdlog::error("flush at unmount failed: {}", synced.error().to_string());
 }

@@ -5,6 +5,8 @@
 // fs_ops.cc (init, destroy, statfs).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 
 #include "client-fuse/fuse/reply.h"
@@ -18,6 +20,7 @@ struct FuseOptions {
   bool writeback_cache = true;
   bool posix_acl = true;
   bool splice = true;
+  bool handle_killpriv = true;
   uint32_t max_write = 1u << 20;
   uint32_t max_readahead = 8u << 20;
   uint32_t max_background = 64;
@@ -29,6 +32,9 @@ struct FuseContext {
   FuseOptions options;
   // Called once from init(), when the kernel's INIT was answered: the mount is live.
   std::function<void()> on_init;
+  // getxattr("security.capability") requests from the kernel (its check before every
+  // write; see killpriv in fs_ops.cc), logged at unmount for tools/bench/fsbench.
+  std::atomic<uint64_t> capability_getxattrs{0};
 };
 
 inline FuseContext& context(fuse_req_t req) {

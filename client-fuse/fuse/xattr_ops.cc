@@ -1,5 +1,7 @@
 // Extended attributes, including system.posix_acl_* (the kernel enforces ACLs itself
 // with FUSE_CAP_POSIX_ACL and reads and writes them through these handlers).
+#include <cstring>
+
 #include "client-fuse/fuse/ops.h"
 
 namespace dfs::fuse {
@@ -30,6 +32,9 @@ void on_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* v
 }
 
 void on_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  if (std::strcmp(name, "security.capability") == 0) {
+    context(req).capability_getxattrs.fetch_add(1, std::memory_order_relaxed);
+  }
   spawn(req,
         [](FuseReply reply, Vfs* v, client::Creds c, uint64_t i, std::string n,
            size_t sz) -> awaitable<void> {

@@ -154,6 +154,7 @@ int serve(const MountOptions& o, Reporter& reporter) {
   ctx.options.writeback_cache = o.writeback_cache;
   ctx.options.posix_acl = o.posix_acl;
   ctx.options.splice = o.splice;
+  ctx.options.handle_killpriv = o.handle_killpriv;
   ctx.on_init = [&reporter] { reporter.ok(); };
 
   std::vector<std::string> args = {"dfs-fuse"};

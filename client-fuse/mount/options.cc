@@ -161,6 +161,9 @@ Status apply_option(MountOptions& o, const std::string& key,
   } else if (key == "splice" || key == "nosplice") {
     DFS_TRY_STATUS(flag());
     o.splice = key == "splice";
+  } else if (key == "killpriv" || key == "nokillpriv") {
+    DFS_TRY_STATUS(flag());
+    o.handle_killpriv = key == "killpriv";
   } else if (key == "debug") {
     DFS_TRY_STATUS(flag());
     o.debug = true;

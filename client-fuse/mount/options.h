@@ -43,6 +43,9 @@ struct MountOptions {
   bool exclusive = true;  // cache=exclusive (default) or cache=shared
   bool posix_acl = true;
   bool splice = true;
+  // killpriv (default) or nokillpriv: whether init() asks for FUSE_CAP_HANDLE_KILLPRIV
+  // (see client-fuse/fuse/fs_ops.cc); nokillpriv is for measuring the difference.
+  bool handle_killpriv = true;
   uint64_t readahead_bytes = 8u << 20;
   std::string log_file;
   std::string log_level = "info";
