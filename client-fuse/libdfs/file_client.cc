@@ -40,6 +40,7 @@ proto::Timespec now_timespec() {
 FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> objects)
     : options_(std::move(options)), objects_(std::move(objects)), mds_(*objects_) {
   mds_.on_new_instance([this] { return reopen_all(); });
+  mds_.set_deferred_source([this] { return take_deferred(); });
 }
 
 Result<std::unique_ptr<FileClient>> FileClient::connect(FileClientOptions options) {
@@ -61,6 +62,7 @@ FileClient::~FileClient() {
   run([](FileClient* self) -> awaitable<void> {
     self->stopping_ = true;
     if (self->flusher_timer_) self->flusher_timer_->cancel();
+    if (self->deferred_timer_) self->deferred_timer_->cancel();
     co_return;
   }(this));
   objects_.reset();
@@ -160,6 +162,7 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
       co_return inode;
     }
   }
+  if (auto deferred = defer_setattr(creds, ino, args)) co_return std::move(*deferred);
   proto::SetAttrRequest request;
   request.set_ino(ino);
   request.set_valid(args.valid);
@@ -219,6 +222,10 @@ awaitable<Result<proto::Inode>> FileClient::symlink(Creds creds, Ino parent, std
 }
 
 awaitable<Result<std::string>> FileClient::readlink(Creds creds, Ino ino) {
+  // A symlink's target never changes, and the inode we learned carries it.
+  if (const Known* k = known(ino); k && S_ISLNK(k->inode.mode()) && !k->inode.symlink().empty()) {
+    co_return k->inode.symlink();
+  }
   proto::ReadlinkRequest request;
   request.set_ino(ino);
   DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::ReadlinkReply>(rpc::kMdsReadlink,

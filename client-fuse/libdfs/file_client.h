@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -191,6 +192,9 @@ class FileClient {
     bool exact = true;   // false: changed in a way the MDS did not send back
   };
   const Known* known(Ino ino) const;
+  // A reply that raced with a newer change of ours (a deferred one, or one whose reply
+  // came first) carries older attributes: replace them with what we know.
+  void prefer_newer(proto::Inode& inode) const;
   // In exclusive mode every change of an inode passes through this client and comes
   // back in a reply, also the side effects (a parent's mtime and nlink, a renamed
   // inode's ctime: `changed` in the replies), so what it learned stays exact.
@@ -224,6 +228,18 @@ class FileClient {
   awaitable<void> flusher_loop();
   // Re-sends kMdsOpen for every open handle (the MDS restarted).
   awaitable<void> reopen_all();
+  // Deferred attribute changes (deferred_attrs.cc). In exclusive mode a chmod, chown or
+  // utimes by root on an inode known exactly is answered at once with the MDS's own
+  // op's outcome (attr_predict.h) and sent later, merged with the inode's other
+  // pending changes into one SetAttr, ahead of the next MDS call (MdsSession batches)
+  // or after a short delay. Errors reach the next fsync / sync, like writeback errors.
+  std::optional<proto::Inode> defer_setattr(const Creds& creds, Ino ino, const SetAttrArgs& args);
+  std::vector<MdsSession::Deferred> take_deferred();
+  void on_deferred_reply(Ino ino, Result<rpc::Frame> reply);
+  awaitable<void> flush_deferred_soon();
+  // The first error of a deferred change since the last call (sync_metadata reports it).
+  Status take_deferred_error();
+
   // Runs tasks with at most max_parallel_objects in flight.
   template <class T>
   awaitable<std::vector<T>> bounded_gather(std::vector<awaitable<T>> tasks);
@@ -236,6 +252,19 @@ class FileClient {
   // What the MDS last told us about each inode the kernel holds. Xattrs are answered
   // from it (all xattr changes pass through this client or come back in a reply).
   std::unordered_map<Ino, Known> known_;
+  struct PendingAttrs {
+    proto::Inode predicted;  // what the MDS will hold once the changes are applied
+    uint32_t valid = 0;      // the fields changed (SetAttrField), *_NOW made explicit
+    Creds creds;
+    bool queued = false;  // changes not yet handed to the session
+    int in_flight = 0;    // handed over, no reply yet
+  };
+  // Learned inodes with a pending prediction keep it until the MDS has applied it.
+  std::unordered_map<Ino, PendingAttrs> pending_attrs_;
+  std::deque<Ino> attr_queue_;  // the inodes with queued changes, in order
+  std::optional<Error> deferred_error_;
+  bool deferred_flush_scheduled_ = false;
+  std::shared_ptr<asio::steady_timer> deferred_timer_;
   DirCache dirs_;  // names of directories we created: negative lookups answered here
   Fh next_fh_ = 1;
   bool stopping_ = false;
@@ -276,6 +305,7 @@ awaitable<Result<proto::Inode>> FileClient::mds_inode(uint32_t method, Req reque
                    mds_.call<proto::InodeReply>(method, std::move(request), creds, mutating));
   learn_reply(reply);
   proto::Inode inode = std::move(*reply.mutable_inode());
+  prefer_newer(inode);
   overlay(inode);
   co_return inode;
 }

@@ -314,10 +314,11 @@ awaitable<Status> FileClient::fsync(Fh fh) {
 }
 
 awaitable<Status> FileClient::sync_metadata() {
+  // Deferred attribute changes ride ahead of this call; their errors surface here.
   auto synced =
       co_await mds_.call<proto::Empty>(rpc::kMdsSync, proto::SyncRequest{}, Creds{}, false);
   if (!synced) co_return unexpected(std::move(synced).error());
-  co_return ok_status();
+  co_return take_deferred_error();
 }
 
 // --- truncate ---

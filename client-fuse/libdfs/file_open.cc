@@ -26,6 +26,8 @@ std::shared_ptr<FileState> FileClient::held(Ino ino) const {
 
 void FileClient::learn(const proto::Inode& inode) {
   if (inode.ino() == 0) return;
+  // Deferred changes not yet applied by the MDS: the prediction is newer than this.
+  if (pending_attrs_.count(inode.ino())) return;
   constexpr size_t kMaxKnown = 1u << 20;
   if (known_.size() >= kMaxKnown && !known_.count(inode.ino())) known_.clear();
   Known& k = known_[inode.ino()];
@@ -43,7 +45,7 @@ const FileClient::Known* FileClient::known(Ino ino) const {
 }
 
 void FileClient::forget(Ino ino) {
-  if (!states_.count(ino)) known_.erase(ino);
+  if (!states_.count(ino) && !pending_attrs_.count(ino)) known_.erase(ino);
   dirs_.forget(ino);
 }
 
@@ -230,7 +232,8 @@ awaitable<Status> FileClient::sync_all() {
 awaitable<Status> FileClient::shutdown() {
   stopping_ = true;
   if (flusher_timer_) flusher_timer_->cancel();
-  Status synced = co_await sync_all();
+  if (deferred_timer_) deferred_timer_->cancel();
+  Status synced = co_await sync_all();  // deferred changes ride along with its MDS sync
   std::vector<std::shared_ptr<FileState>> idle;
   for (auto& [ino, st] : states_) idle.push_back(st);
   for (auto& st : idle) co_await drop_state(st);

@@ -69,11 +69,66 @@ std::string MdsSession::stats_summary() const {
 
 awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string body) {
   auto started = Clock::now();
-  auto result = co_await call_with_retries(method, std::move(body));
+  std::vector<Deferred> items;
+  if (deferred_source_) items = deferred_source_();
+  Result<rpc::Frame> result;
+  if (items.empty()) {
+    result = co_await call_with_retries(method, std::move(body));
+  } else {
+    items.push_back(Deferred{method, std::move(body), nullptr});
+    result = co_await call_batch(std::move(items));
+  }
   auto& s = stats_[method];
   ++s.calls;
   s.total += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
   co_return result;
+}
+
+awaitable<void> MdsSession::flush_deferred() {
+  std::vector<Deferred> items;
+  if (deferred_source_) items = deferred_source_();
+  if (items.empty()) co_return;
+  ignore_error(co_await call_batch(std::move(items)), "each item's outcome went to its owner");
+}
+
+awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items) {
+  // Bounded batches (a frame body is at most 4 MiB), sent one after the other so that
+  // the order holds across them.
+  constexpr size_t kMaxItems = 1024;
+  Result<rpc::Frame> last;
+  for (size_t first = 0; first < items.size(); first += kMaxItems) {
+    size_t end = std::min(items.size(), first + kMaxItems);
+    proto::BatchRequest batch;
+    for (size_t i = first; i < end; ++i) {
+      auto* out = batch.add_items();
+      out->set_method(items[i].method);
+      out->set_body(items[i].body);
+    }
+    auto sent = co_await call_with_retries(rpc::kMdsBatch, batch.SerializeAsString());
+    Result<proto::BatchReply> reply = sent ? rpc::parse_body<proto::BatchReply>(sent->body)
+                                           : Result<proto::BatchReply>(std::move(sent).error());
+    if (reply && static_cast<size_t>(reply->results_size()) != end - first) {
+      reply = make_error(ErrorCode::kProtocol, "a batch reply with the wrong number of results");
+    }
+    for (size_t i = first; i < end; ++i) {
+      Result<rpc::Frame> one;
+      if (!reply) {
+        one = reply.error();
+      } else if (auto& r = *reply->mutable_results(static_cast<int>(i - first)); r.code() != 0) {
+        one = Error(static_cast<ErrorCode>(r.code()), r.message());
+      } else {
+        rpc::Frame frame;
+        frame.body = std::move(*r.mutable_body());
+        one = std::move(frame);
+      }
+      if (items[i].done) {
+        items[i].done(std::move(one));
+      } else {
+        last = std::move(one);  // the caller's own request (call_raw): its result
+      }
+    }
+  }
+  co_return last;
 }
 
 awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std::string body) {

@@ -3,12 +3,15 @@
 // connection, stamps each request with the caller's credentials and, for a mutation, a
 // request id (client entity, seq) that stays the same across resends, so the MDS,
 // which deduplicates by it, applies the mutation once even when a connection was lost
-// with its outcome unknown. Runs on the ObjectClient's I/O thread: call only there.
+// with its outcome unknown. Deferred mutations (the owner's pending attribute changes)
+// travel ahead of the next call in one kMdsBatch, so the MDS applies them first, at no
+// extra round trip. Runs on the ObjectClient's I/O thread: call only there.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/object_client.h"
@@ -36,15 +39,31 @@ class MdsSession {
   // MDS could not be reached in time (the caller maps them to EIO).
   template <class Resp, class Req>
   awaitable<Result<Resp>> call(uint32_t method, Req request, const Creds& creds, bool mutating) {
-    auto* header = request.mutable_header();
-    creds.to_proto(header->mutable_creds());
-    if (mutating) {
-      header->mutable_reqid()->set_client(objects_.entity());
-      header->mutable_reqid()->set_seq(next_seq_++);
-    }
+    stamp(request, creds, mutating);
     DFS_CO_AWAIT_TRY(auto frame, call_raw(method, request.SerializeAsString()));
     co_return rpc::parse_body<Resp>(frame.body);
   }
+
+  // A mutation the owner has already answered for (a deferred attribute change): its
+  // request, serialized with a fresh request id, and what to do with its outcome.
+  struct Deferred {
+    uint32_t method = 0;
+    std::string body;
+    std::function<void(Result<rpc::Frame>)> done;
+  };
+  template <class Req>
+  Deferred deferred(uint32_t method, Req request, const Creds& creds,
+                    std::function<void(Result<rpc::Frame>)> done) {
+    stamp(request, creds, true);
+    return Deferred{method, request.SerializeAsString(), std::move(done)};
+  }
+  // Asked before every call for the mutations deferred until then; they go first, in
+  // the order returned, in one batch with the call.
+  void set_deferred_source(std::function<std::vector<Deferred>()> source) {
+    deferred_source_ = std::move(source);
+  }
+  // Sends whatever is deferred now (the owner's timer, sync), and waits for it.
+  awaitable<void> flush_deferred();
 
   // Called (and awaited) when a session opens on an MDS instance other than the one
   // before (it restarted and lost its in-memory open counts): the owner re-sends
@@ -65,7 +84,19 @@ class MdsSession {
   std::string stats_summary() const;
 
  private:
+  template <class Req>
+  void stamp(Req& request, const Creds& creds, bool mutating) {
+    auto* header = request.mutable_header();
+    creds.to_proto(header->mutable_creds());
+    if (mutating) {
+      header->mutable_reqid()->set_client(objects_.entity());
+      header->mutable_reqid()->set_seq(next_seq_++);
+    }
+  }
   awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
+  // Sends `items` in order as kMdsBatch requests and hands each its result; the result
+  // of the item without a `done` (call_raw's own request) is returned.
+  awaitable<Result<rpc::Frame>> call_batch(std::vector<Deferred> items);
   awaitable<Result<rpc::Frame>> call_with_retries(uint32_t method, std::string body);
   // The connection to rank 0 with a session open on it. Errors: retryable ones.
   awaitable<Result<rpc::ConnectionPtr>> session_connection(Clock::time_point deadline);
@@ -74,6 +105,7 @@ class MdsSession {
   proto::SessionReply session_;
   rpc::ConnectionPtr session_conn_;  // the connection the session was opened on
   std::function<awaitable<void>()> on_new_instance_;
+  std::function<std::vector<Deferred>()> deferred_source_;
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
   std::map<uint32_t, MethodStats> stats_;

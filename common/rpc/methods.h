@@ -44,7 +44,8 @@ enum Method : uint32_t {
   kMdsUninline = 318,
   kMdsStatFs = 319,
   kMdsReadlink = 320,
-  kMdsSync = 321,  // wait until every applied mutation is durable
+  kMdsSync = 321,   // wait until every applied mutation is durable
+  kMdsBatch = 322,  // several requests, handled in order
 };
 
 }  // namespace dfs::rpc

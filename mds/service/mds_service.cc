@@ -17,7 +17,7 @@ constexpr uint32_t kMdsMethods[] = {
     rpc::kMdsRename,      rpc::kMdsReaddir,     rpc::kMdsGetXattr, rpc::kMdsSetXattr,
     rpc::kMdsListXattr,   rpc::kMdsRemoveXattr, rpc::kMdsOpen,     rpc::kMdsRelease,
     rpc::kMdsWriteInline, rpc::kMdsCommitWrite, rpc::kMdsUninline, rpc::kMdsStatFs,
-    rpc::kMdsReadlink,    rpc::kMdsSync,
+    rpc::kMdsReadlink,    rpc::kMdsSync,        rpc::kMdsBatch,
 };
 
 uint64_t random_instance() {
@@ -165,6 +165,7 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
     }
     header = probe.header();
   }
+  if (method == rpc::kMdsBatch) co_return co_await on_batch(std::move(body), std::move(conn));
   std::string client = client_of(header, conn);
   if (method == rpc::kMdsSession) {
     proto::SessionRequest hello;
@@ -186,6 +187,61 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
   auto reply = co_await dispatch(method, std::move(body), std::move(client));
   slot->reply.set(reply);
   co_return reply;
+}
+
+namespace {
+
+// A setattr without a size change goes straight to the committer's queue when its
+// handler starts, with nothing awaited before (handle() -> on_setattr -> submit).
+bool queues_at_once(const proto::BatchItem& item) {
+  if (item.method() != rpc::kMdsSetAttr) return false;
+  proto::SetAttrRequest req;
+  constexpr uint32_t kSetSize = 8;
+  return req.ParseFromString(item.body()) && !(req.valid() & kSetSize);
+}
+
+}  // namespace
+
+awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::ConnectionPtr conn) {
+  auto batch = DFS_CO_TRY(rpc::parse_body<proto::BatchRequest>(body));
+  const int n = batch.items_size();
+  for (const auto& item : batch.items()) {
+    if (item.method() == rpc::kMdsSession || item.method() == rpc::kMdsBatch) {
+      co_return make_error(ErrorCode::kInvalidArgument,
+                           "a batch item cannot be a session or a batch");
+    }
+  }
+  // Items apply in order. A client's deferred attribute changes (setattrs that queue
+  // at the committer at once) start together, in order, so they commit as one group;
+  // the item after them starts once they are applied (a read must see them).
+  int together = 0;
+  while (together < n && queues_at_once(batch.items(together))) ++together;
+  std::vector<Reply> results;
+  if (together > 1) {
+    std::vector<awaitable<Reply>> tasks;
+    for (int i = 0; i < together; ++i) {
+      auto& item = *batch.mutable_items(i);
+      tasks.push_back(handle(item.method(), std::move(*item.mutable_body()), conn));
+    }
+    results = co_await gather(std::move(tasks));
+  } else {
+    together = 0;
+  }
+  for (int i = together; i < n; ++i) {
+    auto& item = *batch.mutable_items(i);
+    results.push_back(co_await handle(item.method(), std::move(*item.mutable_body()), conn));
+  }
+  proto::BatchReply reply;
+  for (auto& one : results) {
+    auto* result = reply.add_results();
+    if (one) {
+      result->set_body(std::move(one->body));
+    } else {
+      result->set_code(static_cast<uint32_t>(one.error().code()));
+      result->set_message(one.error().context());
+    }
+  }
+  co_return rpc::make_reply(reply);
 }
 
 awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string body,

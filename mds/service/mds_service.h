@@ -75,6 +75,8 @@ class MdsService {
   std::string client_of(const proto::MdsRequestHeader& header,
                         const rpc::ConnectionPtr& conn) const;
   awaitable<Reply> submit(proto::MdsLogEntry entry);
+  // kMdsBatch: the items through handle(), one after the other.
+  awaitable<Reply> on_batch(std::string body, rpc::ConnectionPtr conn);
 
   // handlers_read.cc
   awaitable<Reply> on_session(proto::SessionRequest req, std::string client);

@@ -11,6 +11,11 @@ gen_tree "$work/src" "$scale"
 
 step "rsync onto dfs"
 rsync -aHAX --numeric-ids "$work/src/" "$mnt/t/"
+step "remounting: the copy must come from what the MDS and OSDs hold, not the client"
+# The client answers attribute changes before the MDS has them (deferred changes) and
+# caches what it learned; a fresh mount sees only the cluster's state.
+umount "$mnt"
+"$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
 step "rsync back to local disk"
 rsync -aHAX --numeric-ids "$mnt/t/" "$work/back/"
 

@@ -1,0 +1,142 @@
+// Deferred attribute changes: rsync and tar set the mode, owner and times of every file
+// they write, one system call each. Waiting for the MDS on each costs a round trip per
+// call; in exclusive mode none of them can fail for root (the kernel checked the
+// permissions), and their outcome is a pure function of the inode, which this client
+// knows exactly. So the client computes it with the MDS's own op, answers at once, and
+// sends the merged change later, in the same batch as the next MDS call, so the MDS
+// never sees a later request before it.
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include "client-fuse/libdfs/attr_predict.h"
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/libdfs/file_state.h"
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+namespace {
+
+constexpr uint32_t kDeferrable = kSetMode | kSetUid | kSetGid | kSetAtime | kSetMtime |
+                                 kSetAtimeNow | kSetMtimeNow | kSetCtime;
+// How long a change may wait for a request to ride along with before it goes alone.
+constexpr Duration kDeferredDelay{20};
+
+}  // namespace
+
+std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino ino,
+                                                      const SetAttrArgs& args) {
+  if (!options_.exclusive || !creds.is_root() || (args.valid & ~kDeferrable) != 0) {
+    return std::nullopt;
+  }
+  const Known* k = known(ino);
+  if (!k || !attrs_fresh(*k)) return std::nullopt;
+  // Buffered writes go first (their push sets the mtime): the synchronous path.
+  if (auto st = held(ino); st && st->dirty()) return std::nullopt;
+
+  // "Now" becomes this client's clock, stated in the request, ctime included, so that
+  // the MDS applies exactly what was predicted.
+  proto::Timespec now = now_timespec();
+  proto::SetAttrRequest req;
+  req.set_ino(ino);
+  uint32_t valid = args.valid & ~(kSetAtimeNow | kSetMtimeNow);
+  if (args.valid & kSetAtimeNow) valid |= kSetAtime;
+  if (args.valid & kSetMtimeNow) valid |= kSetMtime;
+  req.set_valid(valid | kSetCtime);
+  req.set_mode(args.mode);
+  req.set_uid(args.uid);
+  req.set_gid(args.gid);
+  *req.mutable_atime() = (args.valid & kSetAtimeNow) ? now : args.atime;
+  *req.mutable_mtime() = (args.valid & kSetMtimeNow) ? now : args.mtime;
+  *req.mutable_ctime() = (args.valid & kSetCtime) ? args.ctime : now;
+  creds.to_proto(req.mutable_header()->mutable_creds());
+  auto predicted = predict_setattr(k->inode, req, now);
+  if (!predicted) return std::nullopt;  // let the MDS give its own error
+  // The version stays the MDS's: its reply (one version later) then replaces this.
+  predicted->set_version(k->inode.version());
+
+  PendingAttrs& p = pending_attrs_[ino];
+  if (!p.queued) {
+    p.queued = true;
+    p.valid = 0;
+    attr_queue_.push_back(ino);
+  }
+  p.valid |= valid;
+  p.predicted = *predicted;
+  p.creds = creds;
+  known_[ino].inode = *predicted;
+  known_[ino].exact = true;
+  if (!deferred_flush_scheduled_ && !stopping_) {
+    deferred_flush_scheduled_ = true;
+    spawn_checked(executor(), flush_deferred_soon());
+  }
+  proto::Inode reply = std::move(*predicted);
+  overlay(reply);
+  return reply;
+}
+
+std::vector<MdsSession::Deferred> FileClient::take_deferred() {
+  std::vector<MdsSession::Deferred> items;
+  for (Ino ino : attr_queue_) {
+    auto it = pending_attrs_.find(ino);
+    if (it == pending_attrs_.end() || !it->second.queued) continue;
+    PendingAttrs& p = it->second;
+    proto::SetAttrRequest req = merged_setattr(p.predicted, p.valid);
+    p.queued = false;
+    ++p.in_flight;
+    items.push_back(mds_.deferred(rpc::kMdsSetAttr, std::move(req), p.creds,
+                                  [this, ino](Result<rpc::Frame> reply) {
+                                    on_deferred_reply(ino, std::move(reply));
+                                  }));
+  }
+  attr_queue_.clear();
+  return items;
+}
+
+void FileClient::on_deferred_reply(Ino ino, Result<rpc::Frame> reply) {
+  auto it = pending_attrs_.find(ino);
+  bool settled = true;
+  if (it != pending_attrs_.end()) {
+    --it->second.in_flight;
+    settled = !it->second.queued && it->second.in_flight <= 0;
+    if (settled) pending_attrs_.erase(it);
+  }
+  if (!reply) {
+    if (is_gone(reply.error())) return;  // removed since: its attributes do not matter
+    spdlog::warn("deferred attribute change of inode {:#x} failed: {}", ino,
+                 reply.error().to_string());
+    if (!deferred_error_) deferred_error_ = reply.error();
+    if (auto k = known_.find(ino); k != known_.end()) k->second.exact = false;
+    return;
+  }
+  auto parsed = rpc::parse_body<proto::InodeReply>(reply->body);
+  // A newer prediction for the inode is still pending: it stays what we know.
+  if (parsed && settled) learn(parsed->inode());
+}
+
+awaitable<void> FileClient::flush_deferred_soon() {
+  if (!deferred_timer_) deferred_timer_ = std::make_shared<asio::steady_timer>(executor());
+  auto timer = deferred_timer_;
+  timer->expires_after(kDeferredDelay);
+  co_await timer->async_wait(use_awaitable_tuple);
+  if (stopping_) co_return;
+  deferred_flush_scheduled_ = false;
+  co_await mds_.flush_deferred();
+}
+
+void FileClient::prefer_newer(proto::Inode& inode) const {
+  const Known* k = known(inode.ino());
+  if (!k || !k->exact) return;
+  if (!pending_attrs_.count(inode.ino()) && inode.version() >= k->inode.version()) return;
+  std::string inline_data = std::move(*inode.mutable_inline_data());
+  inode = k->inode;
+  *inode.mutable_inline_data() = std::move(inline_data);
+}
+
+Status FileClient::take_deferred_error() {
+  if (!deferred_error_) return ok_status();
+  Error e = std::move(*deferred_error_);
+  deferred_error_.reset();
+  return e.with_context("applying a deferred attribute change");
+}
+
+}  // namespace dfs::client
