@@ -234,9 +234,22 @@ awaitable<Status> FileClient::shutdown() {
   if (flusher_timer_) flusher_timer_->cancel();
   if (deferred_timer_) deferred_timer_->cancel();
   Status synced = co_await sync_all();  // deferred changes ride along with its MDS sync
-  std::vector<std::shared_ptr<FileState>> idle;
-  for (auto& [ino, st] : states_) idle.push_back(st);
-  for (auto& st : idle) co_await drop_state(st);
+  bool unreachable = !synced && is_retryable(synced.error().code());  // gave up retrying
+  if (unreachable) {
+    // Releasing each held file would wait op_timeout once more per file: the MDS
+    // forgets this session's opens when the session expires instead.
+    spdlog::warn("unmounting with the MDS unreachable: {} held files not released",
+                 states_.size());
+  } else {
+    std::vector<awaitable<int>> drops;
+    for (auto& [ino, st] : states_) {
+      drops.push_back([](FileClient* self, std::shared_ptr<FileState> s) -> awaitable<int> {
+        co_await self->drop_state(std::move(s));
+        co_return 0;
+      }(this, st));
+    }
+    co_await bounded_gather(std::move(drops));
+  }
   spdlog::info("MDS calls (method: count x mean latency): {}", mds_.stats_summary());
   co_return synced;
 }
