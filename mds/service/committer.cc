@@ -23,7 +23,8 @@ Committer::Committer(asio::any_io_executor io, asio::thread_pool& pool, MetaStor
       store_(store),
       fs_(std::move(fs)),
       now_(now ? std::move(now) : NowFn(realtime_now)),
-      options_(options) {}
+      options_(options),
+      sync_wake_(io_) {}
 
 Status Committer::load() {
   last_index_ = DFS_TRY(read_counter(store_, kLogIndex));
@@ -96,6 +97,9 @@ awaitable<void> Committer::syncer_loop() {
   // One fsync covers every group written before it started; groups written while it
   // runs wait for the next round.
   while (durable_index_ < last_index_ && sync_failure_) {
+    if (durable_waiters_.empty() && options_.sync_delay.count() > 0) {
+      co_await sync_wake_.wait(options_.sync_delay);
+    }
     uint64_t target = last_index_;
     Status synced = co_await run_blocking(pool_, [this] { return store_.sync(); });
     ++stats_.syncs;
@@ -137,6 +141,7 @@ awaitable<Status> Committer::wait_durable() {
   if (durable_index_ >= last_index_) co_return ok_status();
   auto done = std::make_shared<Completion<Status>>(io_);
   durable_waiters_.push_back({last_index_, done});
+  sync_wake_.notify();
   start_syncer();
   co_return co_await done->wait();
 }

@@ -9,7 +9,8 @@
 // of this process, since the log write reached the kernel). A separate syncer makes
 // the log durable in the background, one fsync for everything written meanwhile, and
 // only then are entries "durable": listeners (which delete objects) hear of an entry
-// only then, and wait_durable() (fsync, fsyncdir, syncfs) returns only then. With
+// only then, and wait_durable() (fsync, fsyncdir, syncfs) returns only then. Without
+// a waiter the syncer first lets groups gather for `sync_delay`. With
 // `reply_after_sync`, replies wait for durability as well (the old behaviour).
 // Public methods run on the I/O executor.
 #pragma once
@@ -33,6 +34,10 @@ struct CommitterOptions {
   size_t max_group_entries = 1024;
   size_t max_group_bytes = 32u << 20;
   bool reply_after_sync = false;  // true: no early replies
+  // How long the syncer lets applied groups gather before one fsync covers them all,
+  // unless someone waits for durability (fsync): a serial client would otherwise cost
+  // one fsync per request. It bounds what a power loss can take beyond the fsync.
+  Duration sync_delay{5};
 };
 
 struct CommitterStats {
@@ -115,6 +120,7 @@ class Committer {
   Status sync_failure_ = ok_status();  // sticky, like the store's
   std::deque<std::shared_ptr<Pending>> applied_;  // logged, not yet durable, in log order
   std::vector<DurableWaiter> durable_waiters_;
+  Signal sync_wake_;  // a durability waiter arrived: sync now
   CommitterStats stats_;
   std::vector<EntryListener> listeners_;
 };

@@ -63,6 +63,7 @@ MdsOptions MdsHarness::default_options() {
   options.reclaim_grace = Duration(0);
   options.housekeeping_interval = Duration(20);
   options.blocking_threads = 2;
+  options.committer.sync_delay = Duration(0);  // each call settles at once
   return options;
 }
 
