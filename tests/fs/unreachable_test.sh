@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# An unreachable cluster gives EIO after the mount's op_timeout instead of hanging, and
+# the same mount works again once the cluster is back (no remount).
+source "$(dirname "$0")/lib.sh"
+timeout_s=4
+
+start_cluster
+step "remounting with op_timeout=$timeout_s"
+umount "$mnt"
+"$build/client-fuse/mount.dfs" "127.0.0.1:$port:/" "$mnt" \
+  -o "name=admin,conf=$cluster/dfs.conf,log_file=$cluster/log/client.log,op_timeout=$timeout_s" ||
+  fail "mount.dfs with op_timeout failed"
+echo "kept" >"$mnt/before"
+sync
+
+step "stopping every daemon (SIGKILL)"
+for n in mds.a osd.0 osd.1 osd.2 mon.a; do "$repo/tools/dfs-dev" kill "$n" --dir "$cluster" >/dev/null; done
+
+step "an operation that needs the cluster fails with EIO within op_timeout"
+started=$(date +%s)
+# A name the client has never seen: the lookup has to ask the MDS.
+err="$(timeout 60 stat "$mnt/never-seen" 2>&1 >/dev/null || true)"
+took=$(($(date +%s) - started))
+echo "stat took ${took}s: $err"
+[ "$took" -lt 60 ] || fail "stat hung for 60 s (op_timeout is ${timeout_s}s)"
+[ "$took" -le $((timeout_s * 3 + 5)) ] || fail "stat took ${took}s, far past op_timeout ${timeout_s}s"
+case "$err" in
+  *"Input/output error"*) ;;
+  *) fail "expected EIO from stat, got: $err" ;;
+esac
+
+step "restarting the daemons: the same mount recovers"
+for n in mon.a osd.0 osd.1 osd.2 mds.a; do
+  "$repo/tools/dfs-dev" start "$n" --dir "$cluster" >/dev/null || fail "restarting $n failed"
+done
+recovered=""
+for _ in $(seq 1 60); do
+  if [ "$(cat "$mnt/before" 2>/dev/null)" = "kept" ] && echo "after" >"$mnt/after" 2>/dev/null; then
+    recovered=1
+    break
+  fi
+  sleep 1
+done
+[ -n "$recovered" ] || fail "the mount did not recover within 60 s of the restart"
+[ "$(cat "$mnt/after")" = "after" ] || fail "a write after recovery did not read back"
+ls "$mnt" >/dev/null || fail "readdir after recovery failed"
+echo "PASS"
