@@ -1,6 +1,7 @@
 // Committer: the single writer of a metadata store, with group commit. Mutations queue
-// up on the I/O thread; one writer task takes everything queued as a group and, on a
-// pool thread, decides each entry's leader values (index, time, new inode number),
+// up on the I/O thread; a posted writer takes everything queued as a group and, on the
+// I/O thread (cached reads and a page-cache log append: cheaper than a hop to a pool
+// thread), decides each entry's leader values (index, time, new inode number),
 // applies the entries in order into one GroupTxn (each sees its predecessors' writes)
 // and writes the group as one WriteBatch. Groups follow each other in log order.
 //
@@ -83,7 +84,7 @@ class Committer {
     explicit Pending(asio::any_io_executor ex, proto::MdsLogEntry e)
         : entry(std::move(e)), done(std::move(ex)) {}
     proto::MdsLogEntry entry;
-    Result<std::string> result;  // written by the pool task, read after it returns
+    Result<std::string> result;
     ApplyEffects effects;
     Completion<bool> done;
   };
@@ -94,7 +95,7 @@ class Committer {
     std::shared_ptr<Completion<Status>> done;
   };
 
-  awaitable<void> writer_loop();
+  void write_groups();
   awaitable<void> syncer_loop();
   void start_syncer();
   // The entries up to `index` are durable: tell the listeners and the waiters.
@@ -102,8 +103,8 @@ class Committer {
   // The log could not be made durable: waiters get `failure`, now and from now on.
   void on_sync_failed(const Error& failure);
   Group take_group();
-  // Runs on the pool: decide, apply, write (with `sync`). Returns the write status.
-  Status process(Group& group, uint64_t first_index, bool sync);
+  // Decides, applies and writes one group (without sync). Returns the write status.
+  Status process(Group& group, uint64_t first_index);
   Status decide(Pending& p, GroupTxn& txn, uint64_t index);
 
   asio::any_io_executor io_;
@@ -115,7 +116,7 @@ class Committer {
   std::deque<std::shared_ptr<Pending>> queue_;  // I/O thread
   bool writing_ = false;
   bool syncing_ = false;
-  uint64_t last_index_ = 0;  // I/O thread; the pool task gets a copy
+  uint64_t last_index_ = 0;
   uint64_t durable_index_ = 0;
   Status sync_failure_ = ok_status();  // sticky, like the store's
   std::deque<std::shared_ptr<Pending>> applied_;  // logged, not yet durable, in log order
