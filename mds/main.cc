@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "client-fuse/libdfs/object_client.h"
-#include "common/config/config.h"
-#include "common/log/log.h"
+#include "common/daemon/daemon_setup.h"
+#include "common/daemon/run_until_signal.h"
 #include "mds/ops/layout_xattr.h"
 #include "mds/service/mds_service.h"
 
@@ -55,31 +55,20 @@ std::unique_ptr<dfs::client::ObjectClient> connect_cluster(std::vector<std::stri
 
 int main(int argc, char** argv) {
   CLI::App app{"dfs-mds: the dfs metadata server"};
-  std::string conf_flag, name, data_flag, addr_flag, log_flag;
-  bool mkfs = false;
-  app.add_option("-c,--conf", conf_flag, "config file (default $DFS_CONF, then /etc/dfs/dfs.conf)");
-  app.add_option("-i,--id", name, "MDS name; its settings are in section [mds.NAME]")->required();
-  app.add_option("--data", data_flag, "metadata directory (default: [mds.NAME] data)");
-  app.add_option("--addr", addr_flag, "listen address host:port (default: [mds.NAME] addr)");
-  app.add_option("--log-file", log_flag, "log file (default: [mds.NAME] log_file, else stderr)");
-  app.add_flag("--mkfs", mkfs, "create an empty file system in the data directory and exit");
+  dfs::DaemonFlags flags;
+  std::string name;
+  dfs::add_daemon_flags(app, dfs::DaemonType::kMds, name, flags)->required();
   CLI11_PARSE(app, argc, argv);
 
-  const std::string section = "mds." + name;
-  auto config = dfs::Config::load_file(dfs::resolve_config_path(conf_flag));
-  if (!config) return fail(config.error().to_string());
-  std::string data = data_flag.empty() ? config->get_or(section, "data", "") : data_flag;
-  if (data.empty()) return fail("no data directory: set [" + section + "] data or pass --data");
-  auto logged = dfs::init_logging(
-      {section, log_flag.empty() ? config->get_or(section, "log_file", "") : log_flag,
-       config->get_or(section, "log_level", "info")});
-  if (!logged) return fail(logged.error().to_string());
-  auto fs = fs_settings(*config, section);
+  auto setup = dfs::set_up_daemon(dfs::DaemonType::kMds, name, flags);
+  if (!setup) return 1;
+  auto& [section, config, data] = *setup;
+  auto fs = fs_settings(config, section);
   if (!fs) return fail(fs.error().to_string());
 
-  auto store = dfs::mds::open_rocks_meta_store(data + "/meta", mkfs);
+  auto store = dfs::mds::open_rocks_meta_store(data + "/meta", flags.mkfs);
   if (!store) return fail(store.error().to_string());
-  if (mkfs) {
+  if (flags.mkfs) {
     auto formatted = dfs::mds::format_meta_store(**store, *fs, dfs::mds::realtime_now());
     if (!formatted) return fail(formatted.error().to_string());
     fmt::print("dfs-mds: created an empty file system for {} in {}\n", section, data);
@@ -90,16 +79,16 @@ int main(int argc, char** argv) {
   options.name = name;
   options.fs = *fs;
   options.listen_addr =
-      addr_flag.empty() ? config->get_or(section, "addr", "127.0.0.1:0") : addr_flag;
-  options.mon_addrs = dfs::split_list(config->get_or("global", "mon_addrs", ""));
+      flags.addr.empty() ? config.get_or(section, "addr", "127.0.0.1:0") : flags.addr;
+  options.mon_addrs = dfs::split_list(config.get_or("global", "mon_addrs", ""));
   if (options.mon_addrs.empty())
-    return fail("no monitors: set mon_addrs in [global] of " + config->origin());
-  auto grace = config->get_int(section, "reclaim_grace_ms", 30000);
+    return fail("no monitors: set mon_addrs in [global] of " + config.origin());
+  auto grace = config.get_int(section, "reclaim_grace_ms", 30000);
   if (!grace) return fail(grace.error().to_string());
   options.reclaim_grace = dfs::Duration(*grace);
   // 1 (default): reply once a mutation is applied and logged, make the log durable in
   // the background and let fsync wait for it; 0: every reply waits for the disk.
-  auto early = config->get_int(section, "early_replies", 1);
+  auto early = config.get_int(section, "early_replies", 1);
   if (!early) return fail(early.error().to_string());
   options.committer.reply_after_sync = *early == 0;
 
@@ -111,9 +100,7 @@ int main(int argc, char** argv) {
   if (!loaded) return fail(loaded.error().to_string());
   auto address = service.start();
   if (!address) return fail(address.error().to_string());
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](auto, int sig) {
-    spdlog::info("signal {}: shutting down", sig);
+  dfs::run_until_signal(io, [&] {
     service.stop();
     // Let the commit in flight and the background loops finish (bounded), then stop.
     dfs::spawn_checked(
@@ -123,6 +110,5 @@ int main(int argc, char** argv) {
           ctx->stop();
         }(&service, &io));
   });
-  io.run();
   return 0;
 }

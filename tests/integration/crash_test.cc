@@ -4,13 +4,13 @@
 
 #include <chrono>
 #include <cmath>
-#include <mutex>
 #include <random>
 
 #include "tests/support/background_writers.h"
+#include "tests/support/data_pool_cluster.h"
+#include "tests/support/elapsed.h"
 #include "tests/support/object_checks.h"
 #include "tests/support/test_cluster.h"
-#include "tests/support/test_data.h"
 
 namespace dfs::test {
 namespace {
@@ -39,33 +39,15 @@ std::vector<ObjectSpec> patched_specs(size_t count, uint64_t seed) {
   return specs;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 TEST_SUITE_BEGIN("integration");
 
-TEST_CASE("integration/objects: SIGKILL and restart every daemon") {
-  TestCluster cluster;
+TEST_CASE_FIXTURE(DataPoolCluster, "integration/objects: SIGKILL and restart every daemon") {
   INFO("cluster dir " << cluster.dir());
-  DFS_REQUIRE_OK(cluster.boot());
-  DFS_REQUIRE_OK(cluster.create_pool("data", 3, 2, 64));
-  auto client = cluster.client();
-  DFS_REQUIRE_OK(client);
-  auto& c = **client;
 
   auto base = patched_specs(300, 3);
-  std::mutex mu;
-  std::vector<std::string> failures;
-  parallel_for(base.size(), 16, [&](size_t i) {
-    auto written = write_spec(c, "data", base[i]);
-    if (!written) {
-      std::lock_guard lock(mu);
-      failures.push_back(written.error().to_string());
-    }
-  });
+  auto failures = write_objects(c, "data", base, 16);
   REQUIRE_MESSAGE(failures.empty(), summarize(failures));
 
   // Kill everything while writers are busy; they keep retrying through the restart.

@@ -6,14 +6,14 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 
 #include "tests/support/background_writers.h"
+#include "tests/support/data_pool_cluster.h"
+#include "tests/support/elapsed.h"
 #include "tests/support/object_checks.h"
 #include "tests/support/test_cluster.h"
-#include "tests/support/test_data.h"
 
 namespace dfs::test {
 namespace {
@@ -77,22 +77,12 @@ std::string slowest_writes(std::vector<AckedWrite> acked, const ClusterMap& map,
   return out;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 TEST_SUITE_BEGIN("integration");
 
-TEST_CASE("integration/objects: 2000 objects of 0 B to 8 MiB round-trip") {
-  TestCluster cluster;
+TEST_CASE_FIXTURE(DataPoolCluster, "integration/objects: 2000 objects of 0 B to 8 MiB round-trip") {
   INFO("cluster dir " << cluster.dir());
-  DFS_REQUIRE_OK(cluster.boot());
-  DFS_REQUIRE_OK(cluster.create_pool("data", 3, 2, 64));
-  auto client = cluster.client();
-  DFS_REQUIRE_OK(client);
-  auto& c = **client;
 
   auto sizes = object_sizes(2000, 2000);
   std::vector<ObjectSpec> specs;
@@ -103,15 +93,7 @@ TEST_CASE("integration/objects: 2000 objects of 0 B to 8 MiB round-trip") {
   }
 
   auto start = std::chrono::steady_clock::now();
-  std::mutex mu;
-  std::vector<std::string> failures;
-  parallel_for(specs.size(), 16, [&](size_t i) {
-    auto written = write_spec(c, "data", specs[i]);
-    if (!written) {
-      std::lock_guard lock(mu);
-      failures.push_back(written.error().to_string());
-    }
-  });
+  auto failures = write_objects(c, "data", specs, 16);
   MESSAGE("wrote " << specs.size() << " objects, " << total_bytes / kMiB << " MiB, in "
                    << seconds_since(start) << " s");
   REQUIRE_MESSAGE(failures.empty(), summarize(failures));
@@ -144,14 +126,9 @@ TEST_CASE("integration/objects: 2000 objects of 0 B to 8 MiB round-trip") {
   DFS_CHECK_OK(cluster.check_healthy());
 }
 
-TEST_CASE("integration/objects: SIGKILL one OSD while writes are in flight") {
-  TestCluster cluster;
+TEST_CASE_FIXTURE(DataPoolCluster,
+                  "integration/objects: SIGKILL one OSD while writes are in flight") {
   INFO("cluster dir " << cluster.dir());
-  DFS_REQUIRE_OK(cluster.boot());
-  DFS_REQUIRE_OK(cluster.create_pool("data", 3, 2, 64));
-  auto client = cluster.client();
-  DFS_REQUIRE_OK(client);
-  auto& c = **client;
 
   constexpr int kVictim = 1;
   BackgroundWriters writers(c, WriterOptions{.threads = 8, .max_size = 256 * kKiB, .seed = 2});
@@ -211,9 +188,7 @@ TEST_CASE("integration/objects: an OSD that restarts after missing writes serves
           doctest::should_fail()) {
   TestCluster cluster;
   INFO("cluster dir " << cluster.dir());
-  DFS_REQUIRE_OK(cluster.boot());
-  DFS_REQUIRE_OK(cluster.create_pool("data", 3, 2, 16));
-  auto client = cluster.client(Duration(20000));
+  auto client = cluster.boot_with_pool("data", 16, Duration(20000));
   DFS_REQUIRE_OK(client);
   auto& c = **client;
   DFS_REQUIRE_OK(cluster.kill("osd.1"));

@@ -30,6 +30,20 @@ Status write_spec(client::ObjectClient& c, const std::string& pool, const Object
   return ok_status();
 }
 
+std::vector<std::string> write_objects(client::ObjectClient& c, const std::string& pool,
+                                       const std::vector<ObjectSpec>& specs, int threads) {
+  std::mutex mu;
+  std::vector<std::string> failures;
+  parallel_for(specs.size(), threads, [&](size_t i) {
+    auto written = write_spec(c, pool, specs[i]);
+    if (!written) {
+      std::lock_guard lock(mu);
+      failures.push_back(written.error().to_string());
+    }
+  });
+  return failures;
+}
+
 std::vector<std::string> verify_objects(client::ObjectClient& c, const std::string& pool,
                                         const std::vector<ObjectSpec>& specs, int threads) {
   std::mutex mu;

@@ -32,6 +32,11 @@ struct ObjectSpec {
 // Writes the spec (write_full, then each patch). Errors: the client's.
 Status write_spec(client::ObjectClient& client, const std::string& pool, const ObjectSpec& spec);
 
+// Writes every spec (write_spec) from `threads` threads. Returns one line per failed
+// write (empty when all succeeded).
+std::vector<std::string> write_objects(client::ObjectClient& client, const std::string& pool,
+                                       const std::vector<ObjectSpec>& specs, int threads = 8);
+
 // Reads every object through its primary and compares it with its spec; also checks
 // stat's size. Returns one line per problem (empty when all match).
 std::vector<std::string> verify_objects(client::ObjectClient& client, const std::string& pool,

@@ -191,6 +191,14 @@ Status TestCluster::boot(Duration timeout) {
   return wait_osds_up(options_.osds, timeout);
 }
 
+Result<std::unique_ptr<client::ObjectClient>> TestCluster::boot_with_pool(const std::string& pool,
+                                                                          uint32_t pg_num,
+                                                                          Duration op_timeout) {
+  DFS_TRY_STATUS(boot());
+  DFS_TRY_STATUS(create_pool(pool, 3, 2, pg_num));
+  return client(op_timeout);
+}
+
 Status TestCluster::start(const std::string& name) {
   Daemon& d = daemon(name);
   DFS_TRY_STATUS(spawn(d));

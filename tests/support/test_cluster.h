@@ -16,6 +16,7 @@
 
 #include "client-fuse/libdfs/object_client.h"
 #include "common/status/status.h"
+#include "tests/support/doctest_result.h"
 
 namespace dfs::test {
 
@@ -43,6 +44,11 @@ class TestCluster {
   // mkfs of every daemon, starts them all and waits until every OSD is up and answers.
   // Errors: kInternal (a daemon failed to create its store or to start), kTimeout.
   Status boot(Duration timeout = Duration(30000));
+  // The start of an object test: boot(), a pool of size 3 and min_size 2, then a new
+  // client(op_timeout). DataPoolCluster is the doctest fixture for the usual settings.
+  // Errors: those of boot(), create_pool() and client().
+  Result<std::unique_ptr<client::ObjectClient>> boot_with_pool(
+      const std::string& pool, uint32_t pg_num = 64, Duration op_timeout = Duration(60000));
 
   // Sends `signal` to a daemon ("mon.a", "osd.1"). SIGKILL/SIGTERM/SIGINT also wait
   // for it to end (SIGTERM: up to 10 s, then SIGKILL) and reap it.
@@ -113,17 +119,3 @@ class TestCluster {
 };
 
 }  // namespace dfs::test
-
-// doctest helpers: a Result/Status that must be ok, with its error in the message.
-#define DFS_REQUIRE_OK(expr)                                                                  \
-  do {                                                                                        \
-    const auto& dfs_require_ok_ = (expr);                                                     \
-    REQUIRE_MESSAGE(dfs_require_ok_.has_value(),                                              \
-                    (dfs_require_ok_ ? std::string() : dfs_require_ok_.error().to_string())); \
-  } while (0)
-#define DFS_CHECK_OK(expr)                                                              \
-  do {                                                                                  \
-    const auto& dfs_check_ok_ = (expr);                                                 \
-    CHECK_MESSAGE(dfs_check_ok_.has_value(),                                            \
-                  (dfs_check_ok_ ? std::string() : dfs_check_ok_.error().to_string())); \
-  } while (0)

@@ -1,24 +1,14 @@
 // dfs: the administration CLI (cluster status, OSDs, pools, objects).
 #include <spdlog/spdlog.h>
 
-#include "common/config/config.h"
+#include "client-fuse/libdfs/client_config.h"
 #include "common/log/log.h"
 #include "tools/dfs/cli_context.h"
 
 namespace dfs::cli {
 
 Result<std::unique_ptr<client::ObjectClient>> connect_client(const GlobalOptions& options) {
-  std::string path = resolve_config_path(options.conf);
-  auto config = Config::load_file(path);
-  if (!config) {
-    return unexpected(std::move(config).error().with_context(
-        "finding the cluster (use -c FILE or set DFS_CONF)"));
-  }
-  client::ClientOptions client_options;
-  client_options.mon_addrs = split_list(config->get_or("global", "mon_addrs", ""));
-  if (client_options.mon_addrs.empty()) {
-    return make_error(ErrorCode::kInvalidArgument, "no mon_addrs in [global] of " + path);
-  }
+  auto client_options = DFS_TRY(client::client_options_from_config(options.conf));
   client_options.name = options.name;
   client_options.op_timeout = Duration(options.timeout_s * 1000);
   client_options.connect_timeout = Duration(std::min(options.timeout_s, 10) * 1000);

@@ -18,6 +18,7 @@
 #include "common/rpc/methods.h"
 #include "mds/ops/meta_view.h"
 #include "mds/service/mds_service.h"
+#include "tests/support/doctest_result.h"
 
 namespace dfs::mds::test {
 
@@ -139,13 +140,6 @@ class MdsHarness {
 NowFn counting_clock();
 
 }  // namespace dfs::mds::test
-
-#define DFS_REQUIRE_OK(expr)                                                                  \
-  do {                                                                                        \
-    const auto& dfs_require_ok_ = (expr);                                                     \
-    REQUIRE_MESSAGE(dfs_require_ok_.has_value(),                                              \
-                    (dfs_require_ok_ ? std::string() : dfs_require_ok_.error().to_string())); \
-  } while (0)
 
 // Requires `expr` (a Result) to fail with `code`.
 #define DFS_REQUIRE_CODE(expr, want)                                    \

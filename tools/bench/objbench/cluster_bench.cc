@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "common/config/config.h"
+#include "client-fuse/libdfs/client_config.h"
 #include "common/rpc/asio.h"
 
 namespace dfs::bench {
@@ -81,17 +81,7 @@ awaitable<Status> remove_all(ObjectClient* client, std::string pool,
 
 Result<std::unique_ptr<ClusterBench>> ClusterBench::connect(const BenchOptions& options,
                                                             std::string payload) {
-  std::string path = resolve_config_path(options.conf);
-  auto config = Config::load_file(path);
-  if (!config) {
-    return unexpected(std::move(config).error().with_context(
-        "finding the cluster (use -c FILE or set DFS_CONF)"));
-  }
-  client::ClientOptions client_options;
-  client_options.mon_addrs = split_list(config->get_or("global", "mon_addrs", ""));
-  if (client_options.mon_addrs.empty()) {
-    return make_error(ErrorCode::kInvalidArgument, "no mon_addrs in [global] of " + path);
-  }
+  auto client_options = DFS_TRY(client::client_options_from_config(options.conf));
   client_options.connect_timeout = Duration(int64_t(options.timeout_s) * 1000);
   auto client = DFS_TRY(ObjectClient::connect(client_options));
   if (!client->map_snapshot().pool_by_name(options.pool)) {
