@@ -220,8 +220,9 @@ class FileClient {
                                                      uint64_t length);
   void prefetch(std::shared_ptr<FileState> st, uint64_t from);
   awaitable<Status> write_objects(std::shared_ptr<FileState> st, uint64_t offset, std::string data);
-  // Both require st->flush_mu held.
-  awaitable<Status> flush_locked(std::shared_ptr<FileState> st);
+  // Both require st->flush_mu held. With `made_durable`, the last push asks for a
+  // durable reply, and *made_durable says whether one was sent and succeeded.
+  awaitable<Status> flush_locked(std::shared_ptr<FileState> st, bool* made_durable = nullptr);
   awaitable<Status> uninline_locked(std::shared_ptr<FileState> st);
   awaitable<Status> flush_state(std::shared_ptr<FileState> st);
   awaitable<Result<proto::Inode>> truncate(Creds creds, Ino ino, SetAttrArgs args);

@@ -239,8 +239,9 @@ awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
 
 // --- flush ---
 
-awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st) {
+awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st, bool* made_durable) {
   Status result;
+  if (made_durable) *made_durable = false;
   if (st->is_inline && st->inline_data.dirty()) {
     auto dirty = st->inline_data.take_dirty();
     uint64_t lo = dirty.offset;
@@ -250,11 +251,14 @@ awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st) {
     request.set_offset(lo);
     request.set_data(std::move(dirty.bytes));
     *request.mutable_mtime() = st->mtime;
+    bool durable = made_durable && !st->commit_dirty;  // the last push of this flush
+    request.mutable_header()->set_durable(durable);
     auto sent = co_await mds_.call<proto::InodeReply>(rpc::kMdsWriteInline, std::move(request),
                                                       st->writer, true);
     if (sent) {
       st->mds_inline_bytes = std::max(st->mds_inline_bytes, hi);
       learn(sent->inode());
+      if (durable) *made_durable = true;
     } else {
       st->inline_data.mark_dirty(lo, hi);
       if (sent.error().code() == ErrorCode::kFileTooBig) {
@@ -278,10 +282,12 @@ awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st) {
     request.set_end(end);
     *request.mutable_mtime() = st->mtime;
     request.set_clear_privileges(clear);
+    request.mutable_header()->set_durable(made_durable != nullptr);
     auto sent = co_await mds_.call<proto::InodeReply>(rpc::kMdsCommitWrite, std::move(request),
                                                       st->writer, true);
     if (sent) {
       learn(sent->inode());
+      if (made_durable) *made_durable = true;
     } else if (!is_gone(sent.error())) {
       st->commit_dirty = true;
       st->commit_end = std::max(st->commit_end, end);
@@ -309,7 +315,16 @@ awaitable<Status> FileClient::flush(Fh fh) {
 }
 
 awaitable<Status> FileClient::fsync(Fh fh) {
-  DFS_CO_AWAIT_CHECK(flush(fh));
+  auto h = DFS_CO_TRY(handle(fh));
+  bool durable = false;
+  if (auto st = h->state) {
+    co_await st->flush_mu.lock();
+    MutexGuard guard(st->flush_mu);
+    DFS_CO_AWAIT_CHECK(flush_locked(st, &durable));
+  }
+  // The last push came back durable (and with it everything applied before): done.
+  // Otherwise nothing was pushed, and earlier changes may still be only applied.
+  if (durable) co_return take_deferred_error();
   co_return co_await sync_metadata();
 }
 

@@ -185,6 +185,10 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
   auto slot = sessions_.remember(session, seq, executor_, fresh);
   if (!fresh) co_return co_await slot->reply.wait();
   auto reply = co_await dispatch(method, std::move(body), std::move(client));
+  if (reply && header.durable()) {
+    auto durable = co_await committer_.wait_durable();
+    if (!durable) reply = unexpected(std::move(durable).error());
+  }
   slot->reply.set(reply);
   co_return reply;
 }
