@@ -17,8 +17,15 @@ work="$(mktemp -d /tmp/dfs-fs-test.XXXXXX)"
 chmod 0755 "$work"  # non-root test users must reach the mount inside it
 cluster="$work/cluster"
 mnt="$work/mnt"
-# A port range per test run, so parallel tests do not collide.
-port=$((20000 + (RANDOM % 400) * 100))
+# A port range per test run, so parallel tests do not collide: dfs-dev uses P (mon),
+# P+1.. (OSDs) and P+100 (MDS), so ranges are 200 apart, and one whose ports already
+# answer (another test's daemons) is skipped.
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for _ in $(seq 1 50); do
+  port=$((20000 + (RANDOM % 200) * 200))
+  port_in_use "$port" || port_in_use $((port + 1)) || port_in_use $((port + 2)) ||
+    port_in_use $((port + 3)) || port_in_use $((port + 100)) || break
+done
 
 dump_logs() {
   for f in "$cluster"/log/*.log; do
