@@ -36,15 +36,11 @@ std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino in
   // "Now" becomes this client's clock, stated in the request, ctime included, so that
   // the MDS applies exactly what was predicted.
   proto::Timespec now = now_timespec();
-  proto::SetAttrRequest req;
-  req.set_ino(ino);
+  proto::SetAttrRequest req = setattr_request(ino, args);
   uint32_t valid = args.valid & ~(kSetAtimeNow | kSetMtimeNow);
   if (args.valid & kSetAtimeNow) valid |= kSetAtime;
   if (args.valid & kSetMtimeNow) valid |= kSetMtime;
   req.set_valid(valid | kSetCtime);
-  req.set_mode(args.mode);
-  req.set_uid(args.uid);
-  req.set_gid(args.gid);
   *req.mutable_atime() = (args.valid & kSetAtimeNow) ? now : args.atime;
   *req.mutable_mtime() = (args.valid & kSetMtimeNow) ? now : args.mtime;
   *req.mutable_ctime() = (args.valid & kSetCtime) ? args.ctime : now;

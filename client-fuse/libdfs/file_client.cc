@@ -112,6 +112,20 @@ awaitable<Result<proto::Inode>> FileClient::getattr(Creds creds, Ino ino) {
   co_return co_await mds_inode(rpc::kMdsGetAttr, std::move(request), creds, false);
 }
 
+proto::SetAttrRequest setattr_request(uint64_t ino, const SetAttrArgs& args) {
+  proto::SetAttrRequest request;
+  request.set_ino(ino);
+  request.set_valid(args.valid);
+  request.set_mode(args.mode);
+  request.set_uid(args.uid);
+  request.set_gid(args.gid);
+  request.set_size(args.size);
+  *request.mutable_atime() = args.atime;
+  *request.mutable_mtime() = args.mtime;
+  *request.mutable_ctime() = args.ctime;
+  return request;
+}
+
 awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAttrArgs args) {
   if (args.valid & kSetSize) co_return co_await truncate(std::move(creds), ino, std::move(args));
   // With the writeback cache the kernel keeps a regular file's times itself and sends
@@ -163,16 +177,7 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
     }
   }
   if (auto deferred = defer_setattr(creds, ino, args)) co_return std::move(*deferred);
-  proto::SetAttrRequest request;
-  request.set_ino(ino);
-  request.set_valid(args.valid);
-  request.set_mode(args.mode);
-  request.set_uid(args.uid);
-  request.set_gid(args.gid);
-  *request.mutable_atime() = args.atime;
-  *request.mutable_mtime() = args.mtime;
-  *request.mutable_ctime() = args.ctime;
-  auto inode = co_await mds_inode(rpc::kMdsSetAttr, std::move(request), creds, true);
+  auto inode = co_await mds_inode(rpc::kMdsSetAttr, setattr_request(ino, args), creds, true);
   constexpr uint32_t kTimes = kSetAtime | kSetMtime | kSetCtime | kSetAtimeNow | kSetMtimeNow;
   if (!inode && (args.valid & ~kTimes) == 0 && is_gone(inode.error())) {
     // The kernel flushing the times of a file that is gone (syncfs after rm): there is

@@ -68,6 +68,9 @@ struct SetAttrArgs {
   proto::Timespec ctime;
 };
 
+// The SetAttr request carrying `args` for inode `ino` (header left to the session).
+proto::SetAttrRequest setattr_request(uint64_t ino, const SetAttrArgs& args);
+
 struct OpenFile {
   Fh fh = 0;
   proto::Inode inode;

@@ -355,18 +355,8 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     st->readahead.clear();
     st->missing_objects.clear();
   }
-  proto::SetAttrRequest request;
-  request.set_ino(ino);
-  request.set_valid(args.valid);
-  request.set_mode(args.mode);
-  request.set_uid(args.uid);
-  request.set_gid(args.gid);
-  request.set_size(args.size);
-  *request.mutable_atime() = args.atime;
-  *request.mutable_mtime() = args.mtime;
-  *request.mutable_ctime() = args.ctime;
-  DFS_CO_AWAIT_TRY(auto reply,
-                   mds_.call<proto::InodeReply>(rpc::kMdsSetAttr, std::move(request), creds, true));
+  DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::InodeReply>(
+                                   rpc::kMdsSetAttr, setattr_request(ino, args), creds, true));
   proto::Inode inode = std::move(*reply.mutable_inode());
   learn(inode);
   if (st) {
