@@ -69,7 +69,13 @@ void on_destroy(void* userdata) {
   auto* ctx = static_cast<FuseContext*>(userdata);
   spdlog::info("getxattr(security.capability) requests from the kernel: {}",
                ctx->capability_getxattrs.load());
-  auto synced = ctx->vfs->client().run(ctx->vfs->sync_all());
+  auto& client = ctx->vfs->client();
+  if (client.on_io_thread()) {
+    // A FUSE_DESTROY request (fuseblk) on the channel's thread: it cannot wait for
+    // itself; the shutdown after the channel ends pushes what is buffered.
+    return;
+  }
+  auto synced = client.run(ctx->vfs->sync_all());
   if (!synced) spdlog::error("flush at unmount failed: {}", synced.error().to_string());
 }
 

@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <memory>
-#include <semaphore>
 
 #include "client-fuse/fuse/errno_map.h"
 
@@ -12,14 +12,13 @@ namespace {
 
 constexpr int kMaxInflight = 1 << 16;
 int inflight_limit = 1024;
-std::counting_semaphore<kMaxInflight>& inflight() {
-  static std::counting_semaphore<kMaxInflight> sem(inflight_limit);
-  return sem;
-}
+std::atomic<int> inflight{0};  // replies constructed and not yet sent
 
 }  // namespace
 
 void set_inflight_limit(int limit) { inflight_limit = std::clamp(limit, 1, kMaxInflight); }
+
+bool inflight_full() { return inflight.load(std::memory_order_relaxed) >= inflight_limit; }
 
 fuse_entry_param to_entry_param(const vfs::Entry& entry) {
   fuse_entry_param e{};
@@ -31,7 +30,9 @@ fuse_entry_param to_entry_param(const vfs::Entry& entry) {
   return e;
 }
 
-FuseReply::FuseReply(fuse_req_t req, const char* op) : req_(req), op_(op) { inflight().acquire(); }
+FuseReply::FuseReply(fuse_req_t req, const char* op) : req_(req), op_(op) {
+  inflight.fetch_add(1, std::memory_order_relaxed);
+}
 
 FuseReply::FuseReply(FuseReply&& other) noexcept
     : req_(std::exchange(other.req_, nullptr)), op_(other.op_) {}
@@ -44,7 +45,7 @@ FuseReply::~FuseReply() {
 
 fuse_req_t FuseReply::take() {
   fuse_req_t req = std::exchange(req_, nullptr);
-  if (req) inflight().release();
+  if (req) inflight.fetch_sub(1, std::memory_order_relaxed);
   return req;
 }
 

@@ -1,9 +1,9 @@
 // FuseReply: the one way a FUSE request is answered. Move-only; answers exactly once.
 // If it is destroyed without having answered (a bug: a code path forgot to reply),
 // it answers EIO and logs the request's opcode, so the calling process never hangs.
-// Constructing one takes a slot of the in-flight limit (blocking the FUSE thread when
-// the limit is reached: the back-pressure STYLE.md allows); answering frees it.
-// Replies may be sent from any thread (the coroutine that finished the work).
+// Constructing one takes a slot of the in-flight limit and answering frees it; the
+// channel (channel.h) stops reading requests while every slot is taken, which is the
+// back-pressure STYLE.md allows. Replies may be sent from any thread.
 #pragma once
 
 #define FUSE_USE_VERSION 314
@@ -19,6 +19,8 @@ namespace dfs::fuse {
 
 // Bounds the requests being worked on (default 1024). Call before the first request.
 void set_inflight_limit(int limit);
+// True while the requests being worked on reach that bound.
+bool inflight_full();
 
 class FuseReply {
  public:

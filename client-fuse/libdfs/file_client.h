@@ -108,6 +108,7 @@ class FileClient {
   T run(awaitable<T> task) {
     return objects_->run(std::move(task));
   }
+  bool on_io_thread() { return objects_->on_io_thread(); }
 
   // --- metadata (errors: the MDS's, see mds.proto; kTimeout/kUnavailable = EIO) ---
   awaitable<Result<proto::Inode>> lookup(Creds creds, Ino parent, std::string name);

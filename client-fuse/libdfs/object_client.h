@@ -89,6 +89,8 @@ class ObjectClient {
   T run(awaitable<T> task) {
     return asio::co_spawn(io_, std::move(task), asio::use_future).get();
   }
+  // True on the I/O thread, where run() would wait for itself.
+  bool on_io_thread() { return io_.get_executor().running_in_this_thread(); }
 
  private:
   explicit ObjectClient(ClientOptions options);

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "client-fuse/fuse/channel.h"
 #include "client-fuse/fuse/ops.h"
 #include "client-fuse/libdfs/file_client.h"
 #include "client-fuse/vfs/vfs.h"
@@ -178,22 +179,18 @@ int serve(const MountOptions& o, Reporter& reporter) {
     return 1;
   }
   int rc = 1;
-  if (fuse_set_signal_handlers(se) != 0) {
-    reporter.fail("cannot install signal handlers");
+  // A reply to a kernel that went away must not kill us (signals that end the mount
+  // are the channel's: see channel.h).
+  ::signal(SIGPIPE, SIG_IGN);
+  if (fuse_session_mount(se, o.mountpoint.c_str()) != 0) {
+    reporter.fail("cannot mount on " + o.mountpoint + fuse_error_suffix());
   } else {
-    if (fuse_session_mount(se, o.mountpoint.c_str()) != 0) {
-      reporter.fail("cannot mount on " + o.mountpoint + fuse_error_suffix());
-    } else {
-      spdlog::info("mounted {} on {} as client.{}", o.source_text, o.mountpoint, o.name);
-      fuse_loop_config* loop = fuse_loop_cfg_create();
-      fuse_loop_cfg_set_clone_fd(loop, 1);
-      fuse_loop_cfg_set_max_threads(loop, 16);
-      rc = fuse_session_loop_mt(se, loop) == 0 ? 0 : 1;
-      fuse_loop_cfg_destroy(loop);
-      fuse_session_unmount(se);
-      spdlog::info("unmounted {}", o.mountpoint);
-    }
-    fuse_remove_signal_handlers(se);
+    spdlog::info("mounted {} on {} as client.{}", o.source_text, o.mountpoint, o.name);
+    Status served = fc.run(fuse::serve_fuse_channel(se));
+    if (!served) spdlog::error("{}", served.error().to_string());
+    rc = served ? 0 : 1;
+    fuse_session_unmount(se);
+    spdlog::info("unmounted {}", o.mountpoint);
   }
   fuse_session_destroy(se);  // runs destroy(): pushes what is buffered
   auto flushed = fc.run(fc.shutdown());

@@ -1,0 +1,84 @@
+#include "client-fuse/fuse/channel.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "client-fuse/fuse/reply.h"
+
+namespace dfs::fuse {
+namespace {
+
+// How often a reader held back by the in-flight limit looks again. Replies free slots
+// on this same thread, so the limit is only ever reached under a flood of requests.
+constexpr auto kFullRetry = std::chrono::microseconds(200);
+
+Status set_nonblocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    return make_error(ErrorCode::kIoError, std::string("fcntl(/dev/fuse): ") + std::strerror(errno));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+awaitable<Status> serve_fuse_channel(fuse_session* session) {
+  auto executor = co_await asio::this_coro::executor;
+  int fd = fuse_session_fd(session);
+  DFS_CO_TRY_STATUS(set_nonblocking(fd));
+  // The descriptor object owns (and closes) a duplicate; libfuse keeps its own fd.
+  asio::posix::stream_descriptor device(executor, ::dup(fd));
+  asio::steady_timer full_wait(executor);
+
+  asio::signal_set signals(executor, SIGINT, SIGTERM, SIGHUP);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: unmounting", signal);
+    fuse_session_exit(session);
+    device.cancel();
+    full_wait.cancel();
+  });
+
+  Status status = ok_status();
+  fuse_buf buf{};
+  while (!fuse_session_exited(session)) {
+    if (inflight_full()) {
+      full_wait.expires_after(kFullRetry);
+      co_await full_wait.async_wait(use_awaitable_tuple);
+      continue;
+    }
+    int got = fuse_session_receive_buf(session, &buf);
+    if (got == -EAGAIN) {
+      auto [ec] = co_await device.async_wait(asio::posix::descriptor::wait_read,
+                                             use_awaitable_tuple);
+      if (ec && ec != asio::error::operation_aborted) {
+        status = make_error(ErrorCode::kIoError, "waiting for /dev/fuse: " + ec.message());
+        break;
+      }
+      continue;
+    }
+    if (got == -EINTR) continue;
+    if (got <= 0) {
+      // 0: unmounted (libfuse saw ENODEV and marked the session exited).
+      if (got < 0) {
+        status = make_error(ErrorCode::kIoError,
+                            std::string("reading /dev/fuse: ") + std::strerror(-got));
+      }
+      break;
+    }
+    fuse_session_process_buf(session, &buf);
+    // Let the handler just spawned start (send its request) before reading the next.
+    co_await asio::post(executor, asio::use_awaitable);
+  }
+  std::free(buf.mem);
+  signals.cancel();
+  co_return status;
+}
+
+}  // namespace dfs::fuse
