@@ -142,9 +142,9 @@ int serve(const MountOptions& o, Reporter& reporter) {
     return 1;
   }
   vfs::VfsOptions vo;
-  vo.entry_timeout = o.entry_timeout;
-  vo.attr_timeout = o.attr_timeout;
-  vo.negative_timeout = o.negative_timeout;
+  vo.entry_timeout = mount::kernel_cache_seconds(o.entry_timeout, o.exclusive);
+  vo.attr_timeout = mount::kernel_cache_seconds(o.attr_timeout, o.exclusive);
+  vo.negative_timeout = mount::kernel_cache_seconds(o.negative_timeout, o.exclusive);
   vo.writeback_cache = o.writeback_cache;
   // The Vfs maps the kernel's root to the mounted directory.
   client::FileClient& fc = **client;

@@ -34,9 +34,11 @@ struct MountOptions {
   bool verbose = false;
   bool sloppy = false;                      // mount -s: unknown options are ignored
   std::vector<std::string> kernel_options;  // nosuid, nodev, noatime, ... passed through
-  double entry_timeout = 1.0;
-  double attr_timeout = 1.0;
-  double negative_timeout = 1.0;
+  // Seconds the kernel may cache names, attributes and "no such name". Unset, they
+  // follow the cache mode (kernel_cache_seconds).
+  std::optional<double> entry_timeout;
+  std::optional<double> attr_timeout;
+  std::optional<double> negative_timeout;
   uint32_t op_timeout_s = 60;     // a request the cluster cannot serve fails with EIO after it
   uint32_t mount_timeout_s = 30;  // monitors and MDS must answer within it
   bool writeback_cache = true;
@@ -50,6 +52,15 @@ struct MountOptions {
   std::string log_file;
   std::string log_level = "info";
 };
+
+// The kernel cache lifetime for an option left unset: long with cache=exclusive (every
+// change passes through this one client, so the kernel's copy cannot go stale behind
+// its back; docs/architecture.md), 1 s with cache=shared.
+inline constexpr double kExclusiveCacheSeconds = 60.0;
+inline constexpr double kSharedCacheSeconds = 1.0;
+inline double kernel_cache_seconds(const std::optional<double>& set, bool exclusive) {
+  return set.value_or(exclusive ? kExclusiveCacheSeconds : kSharedCacheSeconds);
+}
 
 // Parses "mon1[,mon2...][:port]:/[subdir]". A port on the last monitor applies to
 // monitors given without one; otherwise the port is 6789. IPv6 addresses go in

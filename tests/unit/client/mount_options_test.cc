@@ -74,6 +74,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(o.read_only);
     CHECK(o.fs == "main");
     CHECK(o.entry_timeout == 2.5);
+    CHECK(kernel_cache_seconds(o.entry_timeout, true) == 2.5);
     CHECK(o.attr_timeout == 0);
     CHECK(o.op_timeout_s == 15);
     CHECK(o.mount_timeout_s == 5);
@@ -85,8 +86,10 @@ TEST_CASE("client/mount_options: option lists") {
   }
   SUBCASE("cache mode") {
     CHECK(o.exclusive);
+    CHECK(kernel_cache_seconds(o.attr_timeout, o.exclusive) == kExclusiveCacheSeconds);
     CHECK(apply_option_list(o, "cache=shared"));
     CHECK(!o.exclusive);
+    CHECK(kernel_cache_seconds(o.attr_timeout, o.exclusive) == kSharedCacheSeconds);
     CHECK(error_of(apply_option_list(o, "cache=maybe")).find("exclusive or shared") !=
           std::string::npos);
   }
