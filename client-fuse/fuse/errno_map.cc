@@ -60,6 +60,7 @@ int to_errno(ErrorCode code) {
     case ErrorCode::kIoError:
     case ErrorCode::kCorruption:
     case ErrorCode::kConnectionRefused:
+    case ErrorCode::kWouldBlock:
     case ErrorCode::kProtocol:
     case ErrorCode::kVersionMismatch:
     case ErrorCode::kStaleEpoch:

@@ -18,6 +18,7 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kPermissionDenied: return "permission denied";
     case ErrorCode::kReadOnly: return "store is read-only after a failed sync";
     case ErrorCode::kConnectionRefused: return "connection refused";
+    case ErrorCode::kWouldBlock: return "would block on I/O";
     case ErrorCode::kProtocol: return "protocol error";
     case ErrorCode::kAuthFailed: return "authentication failed";
     case ErrorCode::kVersionMismatch: return "protocol version mismatch";

@@ -27,6 +27,7 @@ enum class ErrorCode : int32_t {
   kPermissionDenied = 11,
   kReadOnly = 12,  // a store that failed a sync refuses writes (sticky failure)
   kConnectionRefused = 13,  // nothing listens at the peer's address: it is down
+  kWouldBlock = 14,  // a memory-only read needs the disk (internal; never on the wire)
   // 100..199: wire and protocol
   kProtocol = 100,      // malformed frame or message
   kAuthFailed = 101,

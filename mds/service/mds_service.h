@@ -5,6 +5,7 @@
 // here runs on the single I/O thread; store access runs on `blocking_`.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -87,6 +88,11 @@ class MdsService {
   awaitable<Reply> on_getxattr(proto::GetXattrRequest req);
   awaitable<Reply> on_listxattr(proto::ListXattrRequest req);
   awaitable<Reply> on_statfs(proto::StatFsMdsRequest req);
+  // Runs `read` on the I/O thread against memory_reader(), and again on the pool when
+  // that needs the disk. `read` is the caller's local: it outlives the await (and GCC 12
+  // mishandles closure temporaries in a co_await expression).
+  using ReadFn = std::function<Reply(const KvReader&)>;
+  awaitable<Reply> serve_read(const ReadFn& read);
 
   // handlers_file.cc: requests that touch data objects or open counts
   awaitable<Reply> on_mknod(proto::MknodRequest req, std::string client);

@@ -42,6 +42,7 @@ class MemMetaStore final : public MetaStore {
   }
 
   Status sync() override { return ok_status(); }
+  const KvReader& memory_reader() const override { return *this; }
 
  private:
   mutable std::shared_mutex mu_;

@@ -1,7 +1,8 @@
 // MetaStore: the MDS's ordered key-value store (RocksDB in production, a std::map in
 // tests and simulation). Keys and values are described in FORMAT.md. Reads may run on
-// any thread concurrently with the single writer (the Committer); every call blocks,
-// so daemons call it through run_blocking, never on the I/O thread.
+// any thread concurrently with the single writer (the Committer). Calls may block on
+// the disk, so the I/O thread uses only memory_reader() (and the Committer's group
+// writes, which append to the log without a sync); the rest goes through run_blocking.
 #pragma once
 
 #include <memory>
@@ -67,6 +68,10 @@ class MetaStore : public KvReader {
   // Makes every write that returned before this call durable (one fsync of the log):
   // how writes made without `sync` become durable in a group. Errors: as write().
   virtual Status sync() = 0;
+  // Reads only what the store holds in memory (RocksDB's memtables and block cache); a
+  // read that would need the disk fails with kWouldBlock instead. Lives as long as the
+  // store. This is how the I/O thread serves hot reads without a hop to the pool.
+  virtual const KvReader& memory_reader() const = 0;
 };
 
 // Opens (with `create`: creates, failing if one exists) the RocksDB store in `path`.

@@ -43,32 +43,67 @@ rocksdb::Options db_options(bool create) {
   return o;
 }
 
-class RocksMetaStore final : public MetaStore {
+// Reads of one RocksDB database at one read tier: every tier (the store itself), or
+// memory only (kBlockCacheTier: RocksDB answers Incomplete where it would read a file).
+class RocksReader final : public KvReader {
  public:
-  explicit RocksMetaStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+  RocksReader(rocksdb::DB& db, rocksdb::ReadTier tier) : db_(db), tier_(tier) {}
 
   Result<std::optional<std::string>> get(std::string_view key) const override {
     std::string value;
-    auto s = db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
+    auto s = db_.Get(options(), rocksdb::Slice(key.data(), key.size()), &value);
     if (s.IsNotFound()) return std::optional<std::string>();
-    if (!s.ok()) return rocks_error(s, "reading the metadata store");
+    if (!s.ok()) return read_error(s, "reading the metadata store");
     return std::optional<std::string>(std::move(value));
   }
 
   Result<std::vector<KeyValue>> scan(std::string_view begin, std::string_view end,
                                      size_t limit) const override {
     std::vector<KeyValue> out;
-    rocksdb::ReadOptions ro;
+    rocksdb::ReadOptions ro = options();
     rocksdb::Slice upper(end.data(), end.size());
     ro.iterate_upper_bound = &upper;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    std::unique_ptr<rocksdb::Iterator> it(db_.NewIterator(ro));
     for (it->Seek(rocksdb::Slice(begin.data(), begin.size())); it->Valid() && out.size() < limit;
          it->Next()) {
       out.push_back({it->key().ToString(), it->value().ToString()});
     }
-    if (!it->status().ok()) return rocks_error(it->status(), "scanning the metadata store");
+    if (!it->status().ok()) return read_error(it->status(), "scanning the metadata store");
     return out;
   }
+
+ private:
+  rocksdb::ReadOptions options() const {
+    rocksdb::ReadOptions ro;
+    ro.read_tier = tier_;
+    return ro;
+  }
+  Error read_error(const rocksdb::Status& s, std::string_view what) const {
+    if (s.IsIncomplete() && tier_ == rocksdb::kBlockCacheTier) {
+      return Error(ErrorCode::kWouldBlock, std::string(what) + ": not in memory");
+    }
+    return rocks_error(s, what);
+  }
+
+  rocksdb::DB& db_;
+  rocksdb::ReadTier tier_;
+};
+
+class RocksMetaStore final : public MetaStore {
+ public:
+  explicit RocksMetaStore(std::unique_ptr<rocksdb::DB> db)
+      : db_(std::move(db)),
+        reader_(*db_, rocksdb::kReadAllTier),
+        memory_reader_(*db_, rocksdb::kBlockCacheTier) {}
+
+  Result<std::optional<std::string>> get(std::string_view key) const override {
+    return reader_.get(key);
+  }
+  Result<std::vector<KeyValue>> scan(std::string_view begin, std::string_view end,
+                                     size_t limit) const override {
+    return reader_.scan(begin, end, limit);
+  }
+  const KvReader& memory_reader() const override { return memory_reader_; }
 
   Status write(const WriteBatch& batch, bool sync) override {
     if (failed_.load()) {
@@ -106,6 +141,8 @@ class RocksMetaStore final : public MetaStore {
 
  private:
   std::unique_ptr<rocksdb::DB> db_;
+  RocksReader reader_;
+  RocksReader memory_reader_;
   std::atomic<bool> failed_{false};
 };
 

@@ -30,6 +30,7 @@ class GatedStore final : public MetaStore {
     if (sync && armed) return make_error(ErrorCode::kInternal, "the committer synced a write");
     return inner_->write(batch, sync);
   }
+  const KvReader& memory_reader() const override { return *this; }
   Status sync() override {
     std::unique_lock lock(mu_);
     ++syncs_started;
