@@ -1,0 +1,210 @@
+// RaftNode: one member of a Raft group as a pure, deterministic state machine. It has
+// no clock, threads, sockets or disk: time arrives as tick(), peers' messages through
+// step(), and everything it wants done comes back as a Ready batch. Single-threaded:
+// the owner (a strand in a daemon, the simulator in tests) calls every method.
+//
+// Processing a Ready (the durability contract):
+//   1. if rd.must_sync: storage.sync(). The node has already written rd.hard_state,
+//      new entries and any installed snapshot through RaftLogStorage; none of it may
+//      be relied on until it is durable. A failed sync is fatal for the node.
+//   2. send rd.messages. Every message may depend on step 1 (a vote granted, an
+//      append acknowledged, a leader's own copy counted toward commit), so no message
+//      leaves before the sync returns.
+//   3. if rd.snapshot: restore the state machine from it (it replaces all state up
+//      to rd.snapshot->meta.index); then apply rd.committed_entries in order.
+//   4. serve rd.read_states once the applied index reaches each state's index.
+//   5. advance(rd). No other call may come between ready() and advance().
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/raft/message.h"
+#include "common/raft/progress.h"
+#include "common/raft/random.h"
+#include "common/raft/storage.h"
+#include "common/raft/types.h"
+#include "common/status/status.h"
+
+namespace dfs::raft {
+
+struct RaftConfig {
+  NodeId id = kNoNode;
+  int election_ticks = 10;   // election timeout is uniform in [T, 2T) ticks
+  int heartbeat_ticks = 1;
+  uint64_t max_append_bytes = 64 * 1024;  // per AppendEntries (at least one entry)
+  size_t max_inflight = 8;                // appends in flight per follower
+  uint64_t snapshot_chunk_bytes = 256 * 1024;
+  uint64_t max_apply_bytes = 1024 * 1024;  // committed entries per Ready
+  int snapshot_resend_ticks = 3;  // resend an unacknowledged chunk after this long
+};
+
+enum class Role : uint8_t { kFollower, kPreCandidate, kCandidate, kLeader };
+const char* role_name(Role role);
+
+// A read-index request confirmed by a quorum: reads with this context are
+// linearizable once the state machine has applied `index`.
+struct ReadState {
+  uint64_t context = 0;
+  Index index = 0;
+};
+
+struct Ready {
+  std::optional<HardState> hard_state;  // changed since the last Ready (informational)
+  bool must_sync = false;               // storage holds unsynced writes
+  std::optional<Snapshot> snapshot;     // installed from the leader; restore from it
+  std::vector<Message> messages;
+  std::vector<Entry> committed_entries;
+  std::vector<ReadState> read_states;
+};
+
+class RaftNode {
+ public:
+  // Restores term, vote, commit, snapshot and configuration from `storage` (what was
+  // synced before a crash). The state machine must be restored by the application
+  // from storage.snapshot(); entries after it come back as committed entries.
+  RaftNode(RaftConfig config, RaftLogStorage& storage, Random& random);
+
+  // Advances logical time by one tick: election timeouts, heartbeats, check-quorum.
+  void tick();
+
+  // Handles a message from a peer. Messages may be lost, duplicated or reordered.
+  void step(const Message& m);
+
+  // Appends a command to the leader's log; returns its index. The entry may still be
+  // lost if leadership changes before it commits: the caller learns the outcome only
+  // by seeing it in committed_entries. Errors: kUnavailable (not the leader: retry at
+  // leader(), a hint that may be kNoNode), kBusy (leadership transfer in progress).
+  Result<Index> propose(std::string data);
+
+  // Proposes adding or removing one voter. It takes effect on append (thesis, 4.1).
+  // Errors: kUnavailable (not the leader, or no entry of its term committed yet),
+  // kBusy (another change not yet committed, or a transfer in progress),
+  // kInvalidArgument (no-op change, or removing the leader: transfer first).
+  Result<Index> propose_conf_change(ConfChange change);
+
+  // Starts a linearizable read. The leader confirms it is still leader with a
+  // heartbeat round; then Ready::read_states carries (context, commit index at the
+  // time of the call). Requests lost to a leadership change never complete: callers
+  // time out. Errors: kUnavailable (not leader, or no entry of its term committed).
+  Status read_index(uint64_t context);
+
+  // Hands leadership to voter `to`: catches it up, then sends TimeoutNow. Proposals
+  // are refused until it completes or an election timeout passes.
+  // Errors: kUnavailable (not leader), kInvalidArgument (not a voter).
+  Status transfer_leadership(NodeId to);
+
+  // Replaces the log up to `index` (<= applied) by the application's image of its
+  // state at `index`. Written to storage (synced with the next Ready).
+  // Errors: kInvalidArgument (index beyond applied or not above the last snapshot).
+  Status compact(Index index, std::string image);
+
+  bool has_ready() const;
+  Ready ready();
+  void advance(const Ready& rd);
+
+  NodeId id() const { return config_.id; }
+  Role role() const { return role_; }
+  Term term() const { return term_; }
+  NodeId leader() const { return leader_; }
+  Index commit_index() const { return commit_; }
+  Index applied_index() const { return applied_; }
+  const ConfState& conf() const { return conf_; }
+  Index last_index() const { return storage_.last_index(); }
+  const RaftLogStorage& storage() const { return storage_; }
+
+ private:
+  // Roles (raft_election.cc).
+  void become_follower(Term term, NodeId leader);
+  void become_pre_candidate();
+  void become_candidate();
+  void become_leader();
+  void campaign(bool pre_vote, bool transfer);
+  void handle_vote_request(const Message& m);
+  void handle_vote_response(const Message& m);
+  void reset_election_timer();
+  bool promotable() const;
+  bool log_up_to_date(Index index, Term term) const;
+  void tick_leader();
+  bool quorum_active();
+
+  // Replication (raft_replication.cc).
+  void append_local(std::vector<Entry> entries);
+  void bcast_append(bool send_if_empty);
+  bool send_append(NodeId to, bool send_if_empty);
+  void send_snapshot_chunk(NodeId to, Progress& pr);
+  void bcast_heartbeat(uint64_t context);
+  bool maybe_commit();
+  void handle_append(const Message& m);
+  void handle_append_response(const Message& m);
+  void handle_heartbeat(const Message& m);
+  void handle_heartbeat_response(const Message& m);
+  Index find_conflict_by_term(Index index, Term term) const;
+
+  // Snapshots (raft_snapshot.cc).
+  void handle_snapshot_chunk(const Message& m);
+  void handle_snapshot_response(const Message& m);
+  void install_snapshot(Snapshot snap);
+
+  // Configuration (raft_membership.cc).
+  void refresh_conf();
+  void note_appended_conf(const std::vector<Entry>& entries);
+  void set_conf(ConfState conf);
+  ConfState conf_at(Index index) const;
+
+  void send(Message m);
+  Term last_term() const;
+  void abort_transfer() { transferee_ = kNoNode; }
+
+  RaftConfig config_;
+  RaftLogStorage& storage_;
+  Random& random_;
+
+  Term term_ = 0;
+  NodeId vote_ = kNoNode;
+  Index commit_ = 0;
+  Index applied_ = 0;  // last index handed to the application and advanced
+  Role role_ = Role::kFollower;
+  NodeId leader_ = kNoNode;
+
+  int election_elapsed_ = 0;
+  int heartbeat_elapsed_ = 0;
+  int randomized_timeout_ = 0;
+  std::map<NodeId, bool> votes_;  // (pre-)candidate: granted or rejected per voter
+
+  ConfState conf_;
+  Index conf_index_ = 0;  // index of the entry that set conf_ (0: the snapshot's)
+
+  // Leader only.
+  std::map<NodeId, Progress> progress_;  // every voter except this node
+  Index term_start_index_ = 0;           // this term's no-op; reads wait for its commit
+  NodeId transferee_ = kNoNode;
+  int transfer_elapsed_ = 0;
+  bool need_broadcast_ = false;  // proposals since the last Ready: batch them
+  struct PendingRead {
+    uint64_t context;
+    Index index;
+    std::set<NodeId> acks;
+  };
+  std::deque<PendingRead> pending_reads_;
+
+  // Follower only: the snapshot being received, chunk by chunk.
+  struct Assembly {
+    SnapshotMeta meta;
+    std::string data;
+  };
+  std::optional<Assembly> assembly_;
+
+  // Output accumulated for the next Ready.
+  std::vector<Message> outbox_;
+  std::vector<ReadState> read_states_;
+  std::optional<Snapshot> installed_snapshot_;
+  bool must_sync_ = false;
+  HardState reported_hard_state_;
+};
+
+}  // namespace dfs::raft
