@@ -13,6 +13,7 @@ void RaftSimulation::step_clients() {
   if (now_ + kQuietMs >= options_.fault_ms + options_.heal_ms) return;
   for (auto& cp : clients_) {
     SimClient& c = *cp;
+    if (c.scripted) continue;
     if (!c.busy) {
       if (now_ >= c.next_start) start_op(c);
       continue;
@@ -75,6 +76,10 @@ void RaftSimulation::handle_reply(const ClientReply& r) {
   if (!c.busy || r.seq != c.request.seq) return;  // a duplicate or a late answer
   trace(9, r.client, r.seq, static_cast<uint64_t>(r.status));
   if (r.status == ReplyStatus::kNotLeader) {
+    if (c.scripted) {
+      c.busy = false;  // the operation stays an unknown outcome
+      return;
+    }
     if (r.leader_hint != kNoNode) c.target = r.leader_hint;
     else c.target = random_.uniform(1, options_.nodes + 1);
     c.resend_at = now_ + 5;

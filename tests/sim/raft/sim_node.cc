@@ -29,6 +29,7 @@ void RaftSimulation::crash_node(SimNode& n) {
   n.raft.reset();
   n.kv = KvStateMachine{};
   n.up = false;
+  n.stalled = false;
   n.syncing.reset();
   n.inbox.clear();
   n.deferred_ticks = 0;
@@ -125,6 +126,10 @@ void RaftSimulation::reply(NodeId from, ClientReply r) {
 
 void RaftSimulation::handle_at_node(SimNode& n, Event ev) {
   if (ev.kind == Event::kRaft) {
+    if (script_ && script_drops(n, ev.msg)) {
+      trace(16, ev.msg.from * 16 + ev.msg.to, static_cast<uint64_t>(ev.msg.type), ev.msg.term);
+      return;
+    }
     trace(6, ev.msg.from * 16 + ev.msg.to, static_cast<uint64_t>(ev.msg.type), ev.msg.term);
     n.raft->step(ev.msg);
   } else {
@@ -161,7 +166,7 @@ void RaftSimulation::handle_request(SimNode& n, const ClientRequest& req) {
 }
 
 void RaftSimulation::drain(SimNode& n) {
-  while (n.up && !n.syncing && (n.deferred_ticks > 0 || !n.inbox.empty())) {
+  while (n.up && !n.syncing && !n.stalled && (n.deferred_ticks > 0 || !n.inbox.empty())) {
     if (n.deferred_ticks > 0) {
       n.deferred_ticks -= 1;
       n.raft->tick();

@@ -17,6 +17,9 @@ struct RaftSimulation::SimNode {
   std::unique_ptr<RaftNode> raft;        // null while crashed
   KvStateMachine kv;
   bool up = false;
+  // Paused (a stalled process, a frozen VM): no ticks, no sync completion, and input
+  // waits in `inbox` until it resumes. Only targeted schedules pause nodes.
+  bool stalled = false;
 
   // A Ready whose sync is in progress: the node takes no input until it completes.
   std::optional<Ready> syncing;
@@ -42,6 +45,36 @@ struct RaftSimulation::SimClient {
   uint64_t resend_at = 0;     // after a not-leader answer, a short back-off
   uint64_t next_start = 0;
   std::map<std::string, std::string> last_seen;  // cas expectations
+  // Driven by a targeted schedule: starts no operation of its own and never retries;
+  // an operation left unanswered stays an unknown outcome.
+  bool scripted = false;
+};
+
+// The state of a targeted schedule (SimScenario), advanced once per virtual ms.
+struct RaftSimulation::Script {
+  enum Phase : uint8_t {
+    // kFigure8
+    kF8Stable,     // wait for a leader A with an entry of its term committed
+    kF8Elect,      // A cut off with an entry (ia, ta) only it has; B or C gets elected
+    kF8Commit,     // new leader B cut off; A leads {A, C}, C gets A's log up to ia only
+    kF8Overwrite,  // A cut off; B leads {B, C} again
+    // kStaleRead
+    kSrStable,     // wait for a leader L with an entry of its term committed
+    kSrStalled,    // L cut off and paused; the rest complete a write invoked since
+    kSrProbe,      // a get for that key travels to L, still paused
+    kSrResumed,    // L resumed and handled the get
+    kDone,
+  };
+  SimScenario scenario = SimScenario::kRandom;
+  Phase phase = kDone;
+  uint64_t phase_start = 0;
+  NodeId a = kNoNode;  // Figure 8: first leader; stale read: the stale leader
+  NodeId b = kNoNode;  // Figure 8: the leader of the later term
+  NodeId c = kNoNode;  // Figure 8: the third voter
+  Term ta = 0;         // Figure 8: A's term when it appended (ia)
+  Index ia = 0;        // Figure 8: the entry only A holds
+  uint64_t c_has_ia_since = 0;  // Figure 8: when C first held ia (0: not yet)
+  uint64_t script_seq = 0;      // Figure 8: seq of the script's own commands
 };
 
 }  // namespace dfs::raft::sim
