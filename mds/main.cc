@@ -23,7 +23,7 @@ int fail(const std::string& message) {
 dfs::Result<dfs::mds::FsSettings> fs_settings(const dfs::Config& config,
                                               const std::string& section) {
   auto fs = dfs::mds::default_fs_settings();
-  auto threshold = DFS_TRY(config.get_int(section, "inline_threshold", 4096));
+  auto threshold = DFS_TRY(config.get_int(section, "inline_threshold", fs.inline_threshold));
   if (threshold < 0 || threshold > (1 << 20)) {
     return dfs::make_error(dfs::ErrorCode::kInvalidArgument, "inline_threshold must be 0..1048576");
   }

@@ -45,9 +45,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_cluster() {
+start_cluster() {  # start_cluster [dfs-dev up options...]
   step "starting a dev cluster in $cluster (ports from $port), mount at $mnt"
-  "$repo/tools/dfs-dev" up --no-build --dir "$cluster" --port "$port" --mount "$mnt" >"$work/up.log" 2>&1 ||
+  "$repo/tools/dfs-dev" up --no-build --dir "$cluster" --port "$port" --mount "$mnt" "$@" \
+    >"$work/up.log" 2>&1 ||
     { cat "$work/up.log"; fail "dfs-dev up failed"; }
   mountpoint -q "$mnt" || fail "nothing mounted at $mnt"
 }

@@ -64,6 +64,7 @@ MdsOptions MdsHarness::default_options() {
   options.housekeeping_interval = Duration(20);
   options.blocking_threads = 2;
   options.committer.sync_delay = Duration(0);  // each call settles at once
+  options.fs.inline_threshold = 4096;  // the tests' sizes are chosen around 4 KiB
   return options;
 }
 
