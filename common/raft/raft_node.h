@@ -116,6 +116,8 @@ class RaftNode {
   const ConfState& conf() const { return conf_; }
   Index last_index() const { return storage_.last_index(); }
   const RaftLogStorage& storage() const { return storage_; }
+  // Leader only (empty otherwise): what it knows of each follower's log, for status.
+  const std::map<NodeId, Progress>& progress() const { return progress_; }
 
  private:
   // Roles (raft_election.cc).

@@ -1,0 +1,138 @@
+// RaftGroupRuntime's Ready loop and ticker: feed queued inputs to the node, take a
+// Ready, sync on the pool, send, apply, advance; repeat while the node has work.
+#include <spdlog/spdlog.h>
+
+#include "common/raft/raft_group_runtime.h"
+
+namespace dfs::raft {
+
+void RaftGroupRuntime::kick() {
+  if (running_ || stopped_ || failed_ || !started_) return;
+  running_ = true;
+  // Spawned (posted), not run inline: inputs arriving in the same turn join the batch.
+  spawn_checked(executor_, run(shared_from_this()));
+}
+
+awaitable<void> RaftGroupRuntime::tick_loop(std::shared_ptr<RaftGroupRuntime> self) {
+  while (!stopped_ && !failed_) {
+    ticker_.expires_after(options_.tick_interval);
+    co_await ticker_.async_wait(use_awaitable_tuple);
+    if (stopped_) break;
+    ++pending_ticks_;
+    kick();
+  }
+}
+
+awaitable<void> RaftGroupRuntime::run(std::shared_ptr<RaftGroupRuntime> self) {
+  while (!stopped_ && !failed_) {
+    feed();
+    if (!node_.has_ready()) break;
+    Ready rd = node_.ready();
+    if (rd.must_sync) {
+      // The node stays untouched until advance(): what arrives meanwhile is queued and
+      // joins the next Ready, whose one sync covers it all (group commit).
+      RaftLogStorage* storage = storage_.get();
+      Status synced = co_await run_blocking(pool_, [storage] { return storage->sync(); });
+      ++counters_.syncs;
+      if (stopped_) break;
+      if (!synced) {
+        fail(synced.error());
+        break;
+      }
+    }
+    handle_ready(rd);
+    node_.advance(rd);
+    after_advance();
+  }
+  running_ = false;
+  if (stopped_) idle_.set(true);
+}
+
+// Everything that arrived since the last round, in the order that keeps it safe:
+// time and peers' messages first (they may depose us), then our own proposals.
+void RaftGroupRuntime::feed() {
+  for (; pending_ticks_ > 0; --pending_ticks_) {
+    node_.tick();
+    ++ticks_;
+  }
+  std::vector<Message> inbox = std::move(inbox_);
+  inbox_.clear();
+  for (const Message& m : inbox) node_.step(m);
+  on_role_change();
+  submit_proposals();
+  std::vector<Read> reads = std::move(queued_reads_);
+  queued_reads_.clear();
+  for (Read& r : reads) issue_read(std::move(r));
+  expire_reads();
+}
+
+void RaftGroupRuntime::handle_ready(Ready& rd) {
+  for (const Message& m : rd.messages) send(m);
+  if (rd.snapshot) {
+    sm_.restore(rd.snapshot->meta.index, rd.snapshot->data);
+    // Commands inside the image were applied elsewhere: their results are unknown here.
+    while (!proposals_.empty() && proposals_.begin()->first <= rd.snapshot->meta.index) {
+      proposals_.begin()->second.done->set(
+          Error(ErrorCode::kUnavailable, "leadership lost: entry replaced by a snapshot"));
+      proposals_.erase(proposals_.begin());
+    }
+  }
+  apply(rd.committed_entries);
+  for (const ReadState& rs : rd.read_states) on_read_state(rs);
+}
+
+void RaftGroupRuntime::apply(const std::vector<Entry>& entries) {
+  for (const Entry& e : entries) {
+    std::string result;
+    if (e.type == EntryType::kNormal) result = sm_.apply(e.index, e.data);
+    ++counters_.applied_entries;
+    auto it = proposals_.find(e.index);
+    if (it == proposals_.end()) continue;
+    if (it->second.term == e.term) {
+      it->second.done->set(Applied{e.index, std::move(result)});
+    } else {
+      it->second.done->set(
+          Error(ErrorCode::kUnavailable, "leadership lost: entry overwritten by a new leader"));
+    }
+    proposals_.erase(it);
+  }
+}
+
+void RaftGroupRuntime::after_advance() {
+  complete_reads();
+  Index applied = node_.applied_index();
+  Index snap = storage_->snapshot().meta.index;
+  if (options_.snapshot_every > 0 && applied >= snap + options_.snapshot_every) {
+    // The image is of the state as of `applied`, exactly what compact() needs; the
+    // storage writes it with the next Ready's sync.
+    Status st = node_.compact(applied, sm_.snapshot());
+    if (!st) {
+      spdlog::warn("raft group {}: compaction: {}", options_.group_id, st.error().to_string());
+    }
+  }
+}
+
+void RaftGroupRuntime::on_role_change() {
+  if (node_.role() == last_role_ && node_.term() == last_term_) return;
+  if (node_.role() == Role::kLeader && last_role_ != Role::kLeader) {
+    spdlog::info("raft group {}: node {} is leader at term {}", options_.group_id,
+                 options_.raft.id, node_.term());
+  } else if (last_role_ == Role::kLeader && node_.role() != Role::kLeader) {
+    spdlog::info("raft group {}: node {} lost leadership at term {}", options_.group_id,
+                 options_.raft.id, node_.term());
+  }
+  last_role_ = node_.role();
+  last_term_ = node_.term();
+  fail_lost_proposals();
+}
+
+void RaftGroupRuntime::fail(const Error& error) {
+  // A failed sync is fatal for the node: its log can no longer be trusted to be durable.
+  spdlog::critical("raft group {}: node {} stops: {}", options_.group_id, options_.raft.id,
+                   error.to_string());
+  failed_ = error;
+  ticker_.cancel();
+  fail_all(error);
+}
+
+}  // namespace dfs::raft
