@@ -45,12 +45,14 @@ Result<proto::InodeReply> op_lookup(const KvReader& kv, const proto::LookupReque
   auto dentry = DFS_TRY(find_dentry(kv, dir.ino(), req.name()));
   if (!dentry) return make_error(ErrorCode::kNotFound, "no entry '" + req.name() + "'");
   *reply.mutable_inode() = DFS_TRY(load_inode(kv, dentry->ino, ErrorCode::kNotFound));
+  reply.mutable_inode()->clear_inline_data();
   return reply;
 }
 
 Result<proto::InodeReply> op_getattr(const KvReader& kv, const proto::GetAttrRequest& req) {
   proto::InodeReply reply;
   *reply.mutable_inode() = DFS_TRY(load_inode(kv, req.ino()));
+  reply.mutable_inode()->clear_inline_data();
   return reply;
 }
 
@@ -84,7 +86,10 @@ Result<proto::ReaddirReply> op_readdir(const KvReader& kv, const proto::ReaddirR
     e.set_cookie(d.slot);
     if (req.plus()) {
       auto inode = DFS_TRY(find_inode(kv, d.ino));
-      if (inode) *e.mutable_inode() = std::move(*inode);
+      if (inode) {
+        inode->clear_inline_data();
+        *e.mutable_inode() = std::move(*inode);
+      }
     }
     bytes += e.ByteSizeLong();
     if (taken > 0 && bytes > max_reply_bytes) break;

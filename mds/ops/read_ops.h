@@ -1,5 +1,8 @@
-// The read-only ops: they read committed (durable) state from the store and change
-// nothing, so they are not logged. Blocking (store reads): run them on a pool thread.
+// The read-only ops: they read committed state from the store and change nothing, so
+// they are not logged. They block only as long as their reader does (the MDS runs them
+// on memory_reader() first). Inodes in lookup, getattr and readdir replies come without
+// inline file data (up to the inline threshold per file, which a listing would multiply);
+// an open's reply carries it.
 #pragma once
 
 #include "common/proto/mds.pb.h"

@@ -19,7 +19,7 @@ Result<rpc::Reply> to_reply(Result<M> result) {
 }  // namespace
 
 awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, std::string client) {
-  auto root = co_await run_blocking(blocking_, [this] { return load_inode(*store_, kRootIno); });
+  auto root = co_await read_inode(kRootIno);
   if (!root) co_return unexpected(std::move(root).error());
   proto::SessionReply reply;
   *reply.mutable_root() = std::move(*root);
@@ -65,6 +65,12 @@ awaitable<MdsService::Reply> MdsService::on_listxattr(proto::ListXattrRequest re
 awaitable<MdsService::Reply> MdsService::on_statfs(proto::StatFsMdsRequest /*req*/) {
   ReadFn read = [](const KvReader& kv) { return to_reply(op_statfs(kv)); };
   co_return co_await serve_read(read);
+}
+
+awaitable<Result<proto::Inode>> MdsService::read_inode(uint64_t ino) {
+  auto fast = load_inode(store_->memory_reader(), ino);
+  if (fast || fast.error().code() != ErrorCode::kWouldBlock) co_return fast;
+  co_return co_await run_blocking(blocking_, [this, ino] { return load_inode(*store_, ino); });
 }
 
 awaitable<MdsService::Reply> MdsService::serve_read(const ReadFn& read) {

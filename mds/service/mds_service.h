@@ -93,6 +93,8 @@ class MdsService {
   // mishandles closure temporaries in a co_await expression).
   using ReadFn = std::function<Reply(const KvReader&)>;
   awaitable<Reply> serve_read(const ReadFn& read);
+  // load_inode the same way: from memory on the I/O thread, else on the pool.
+  awaitable<Result<proto::Inode>> read_inode(uint64_t ino);
 
   // handlers_file.cc: requests that touch data objects or open counts
   awaitable<Reply> on_mknod(proto::MknodRequest req, std::string client);

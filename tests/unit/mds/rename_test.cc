@@ -137,8 +137,11 @@ TEST_CASE("mds/rename: over an open file keeps it until release") {
   auto kept = h.getattr(victim->ino());
   DFS_REQUIRE_OK(kept);
   CHECK(kept->nlink() == 0);
-  CHECK(kept->inline_data() == "old");
+  auto reopened = h.open(victim->ino());  // an open's reply carries the data
+  DFS_REQUIRE_OK(reopened);
+  CHECK(reopened->inline_data() == "old");
   CHECK(h.statfs()->orphans() == 1);
+  DFS_REQUIRE_OK(h.release(victim->ino()));
   DFS_REQUIRE_OK(h.release(victim->ino()));
   h.run_for(Duration(100));
   DFS_REQUIRE_CODE(h.getattr(victim->ino()), ErrorCode::kStale);
