@@ -33,15 +33,16 @@ Result<std::string> apply_write_inline(OpContext& ctx, const proto::WriteInlineR
     return make_error(ErrorCode::kFileTooBig, "the write passes the inline threshold");
   }
   if (req.data().empty()) return inode_reply(std::move(inode));
-  std::string* data = inode.mutable_inline_data();
-  if (data->size() < end) data->resize(end, '\0');
-  data->replace(req.offset(), req.data().size(), req.data());
-  set_size(inode, data->size());
+  std::string data = DFS_TRY(take_inline_data(ctx.kv(), inode));
+  if (data.size() < end) data.resize(end, '\0');
+  data.replace(req.offset(), req.data().size(), req.data());
+  set_size(inode, data.size());
   *inode.mutable_mtime() = is_set(req.mtime()) ? req.mtime() : ctx.now();
   kill_privileges(inode, req.header().creds());
   changed(inode, ctx.now());
   ctx.w.put_inode(inode);
-  return inode_reply(std::move(inode));
+  ctx.w.put_inline_data(inode.ino(), data);
+  return inode_reply(std::move(inode));  // without the data: the writer has it
 }
 
 Result<std::string> apply_uninline(OpContext& ctx, const proto::UninlineRequest& req) {
@@ -50,17 +51,18 @@ Result<std::string> apply_uninline(OpContext& ctx, const proto::UninlineRequest&
   if (ctx.entry.expect_version() && inode.version() != ctx.entry.expect_version()) {
     return make_error(ErrorCode::kBusy, "inline data changed while it was copied");
   }
+  (void)DFS_TRY(take_inline_data(ctx.kv(), inode));  // now in object 0
   inode.set_inline_(false);
-  inode.clear_inline_data();
   inode.set_version(inode.version() + 1);  // no ctime change: the file is the same
   ctx.w.put_inode(inode);
+  ctx.w.put_inline_data(inode.ino(), "");
   return inode_reply(std::move(inode));
 }
 
 Result<std::string> apply_commit_write(OpContext& ctx, const proto::CommitWriteRequest& req) {
   auto inode = DFS_TRY(load_file(ctx, req.ino()));
   if (inode.inline_()) {
-    if (!inode.inline_data().empty()) {
+    if (inode.size() != 0) {  // inline data is exactly the size
       return make_error(ErrorCode::kInvalidArgument,
                         "commit of object writes to an inline file (uninline it first)");
     }

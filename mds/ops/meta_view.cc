@@ -18,6 +18,15 @@ Result<proto::Inode> load_inode(const KvReader& kv, uint64_t ino, ErrorCode miss
   return std::move(*inode);
 }
 
+Result<std::string> take_inline_data(const KvReader& kv, proto::Inode& inode) {
+  std::string in_record = std::move(*inode.mutable_inline_data());
+  inode.clear_inline_data();
+  if (!inode.inline_()) return std::string();
+  auto data = DFS_TRY(kv.get(inline_data_key(inode.ino())));
+  if (data) return std::move(*data);
+  return in_record;  // the earlier layout: inside the inode record
+}
+
 namespace {
 
 Result<Dentry> decode_dentry(const KeyValue& kv) {
@@ -71,10 +80,31 @@ Result<uint64_t> read_counter(const KvReader& kv, std::string_view name) {
 }
 
 void MetaWriter::put_inode(const proto::Inode& inode) {
-  txn_.put(inode_key(inode.ino()), inode.SerializeAsString());
+  if (inode.inline_data().empty()) {
+    txn_.put(inode_key(inode.ino()), inode.SerializeAsString());
+    return;
+  }
+  // Data in the record: a reply's copy, or a record of the earlier layout, whose data
+  // moves to its own key here so that it is not lost with the record's rewrite.
+  proto::Inode record = inode;
+  std::string data = std::move(*record.mutable_inline_data());
+  record.clear_inline_data();
+  txn_.put(inode_key(inode.ino()), record.SerializeAsString());
+  put_inline_data(inode.ino(), data);
 }
 
-void MetaWriter::delete_inode(uint64_t ino) { txn_.del(inode_key(ino)); }
+void MetaWriter::put_inline_data(uint64_t ino, const std::string& data) {
+  if (data.empty()) {
+    txn_.del(inline_data_key(ino));
+  } else {
+    txn_.put(inline_data_key(ino), data);
+  }
+}
+
+void MetaWriter::delete_inode(uint64_t ino) {
+  txn_.del(inode_key(ino));
+  txn_.del(inline_data_key(ino));
+}
 
 Result<uint64_t> MetaWriter::add_dentry(uint64_t parent, std::string_view name, uint64_t ino,
                                         uint32_t type) {

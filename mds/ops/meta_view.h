@@ -25,9 +25,15 @@ struct Dentry {
 
 // The inode, or nullopt.
 Result<std::optional<proto::Inode>> find_inode(const KvReader& kv, uint64_t ino);
-// The inode; `missing` (kStale, kNotFound) when there is none.
+// The inode; `missing` (kStale, kNotFound) when there is none. Its inline data is
+// not loaded (it has its own key, so listing and changing attributes never reads or
+// rewrites it): see load_inline_data.
 Result<proto::Inode> load_inode(const KvReader& kv, uint64_t ino,
                                 ErrorCode missing = ErrorCode::kStale);
+// An inline file's data ("" for other inodes). Stores written before the data had its
+// own key keep it inside the inode record: it is moved out of `inode` then, so that a
+// later put_inode does not write it back over the data the caller sets.
+Result<std::string> take_inline_data(const KvReader& kv, proto::Inode& inode);
 // The entry `name` of directory `parent`, or nullopt.
 Result<std::optional<Dentry>> find_dentry(const KvReader& kv, uint64_t parent,
                                           std::string_view name);
@@ -52,8 +58,12 @@ class MetaWriter {
   explicit MetaWriter(GroupTxn& txn) : txn_(txn) {}
   GroupTxn& txn() { return txn_; }
 
+  // Writes the inode's record; never its inline data, which only put_inline_data
+  // changes (an inode loaded by load_inode has none, so a rewrite must not touch it).
   void put_inode(const proto::Inode& inode);
-  void delete_inode(uint64_t ino);
+  // Sets an inline file's data; "" deletes the key.
+  void put_inline_data(uint64_t ino, const std::string& data);
+  void delete_inode(uint64_t ino);  // and its inline data
   // Adds `name` -> ino in `parent` with the lowest free slot of its bucket; returns it.
   // Errors: kNoSpace (all 256 slots of the bucket taken), kCorruption, kIoError.
   Result<uint64_t> add_dentry(uint64_t parent, std::string_view name, uint64_t ino, uint32_t type);

@@ -14,7 +14,10 @@ Result<std::string> apply_open(OpContext& ctx, const proto::OpenRequest& req) {
     return make_error(ErrorCode::kBusy, "inode changed during the truncate");
   }
   if ((req.flags() & O_TRUNC) && is_reg(inode)) {
-    if (inode.inline_()) inode.clear_inline_data();
+    if (inode.inline_()) {
+      (void)DFS_TRY(take_inline_data(ctx.kv(), inode));
+      ctx.w.put_inline_data(inode.ino(), "");
+    }
     set_size(inode, 0);
     *inode.mutable_mtime() = ctx.now();
     kill_privileges(inode, req.header().creds());

@@ -67,19 +67,22 @@ Status apply_mode(const proto::SetAttrRequest& req, proto::Inode& inode) {
   return ok_status();
 }
 
-Status apply_size(OpContext& ctx, const proto::SetAttrRequest& req, proto::Inode& inode) {
+// `inline_data` receives an inline file's data after the change (the reply's copy).
+Status apply_size(OpContext& ctx, const proto::SetAttrRequest& req, proto::Inode& inode,
+                  std::string& inline_data) {
   if (is_dir(inode)) return make_error(ErrorCode::kIsDirectory, "truncate of a directory");
   if (!is_reg(inode)) return make_error(ErrorCode::kInvalidArgument, "truncate of a special file");
   uint64_t size = req.size();
   if (inode.inline_()) {
+    inline_data = DFS_TRY(take_inline_data(ctx.kv(), inode));
     if (size <= ctx.fs.inline_threshold) {
-      std::string* data = inode.mutable_inline_data();
-      data->resize(size, '\0');
+      inline_data.resize(size, '\0');
     } else {
       // Grows past the threshold: the service wrote the inline bytes to object 0.
       inode.set_inline_(false);
-      inode.clear_inline_data();
+      inline_data.clear();
     }
+    ctx.w.put_inline_data(inode.ino(), inline_data);
   }
   set_size(inode, size);
   *inode.mutable_mtime() = ctx.now();
@@ -115,8 +118,9 @@ Result<std::string> apply_setattr(OpContext& ctx, const proto::SetAttrRequest& r
     return make_error(ErrorCode::kBusy, "inode changed during the truncate");
   }
   uint32_t v = req.valid();
+  std::string inline_data;
   if (v & (kSetUid | kSetGid)) DFS_TRY_STATUS(apply_owner(req, inode));
-  if (v & kSetSize) DFS_TRY_STATUS(apply_size(ctx, req, inode));
+  if (v & kSetSize) DFS_TRY_STATUS(apply_size(ctx, req, inode, inline_data));
   if (v & kSetMode) DFS_TRY_STATUS(apply_mode(req, inode));
   if (v & (kSetAtime | kSetMtime | kSetAtimeNow | kSetMtimeNow)) {
     DFS_TRY_STATUS(apply_times(ctx, req, inode));
@@ -126,6 +130,8 @@ Result<std::string> apply_setattr(OpContext& ctx, const proto::SetAttrRequest& r
   ctx.w.put_inode(inode);
   proto::InodeReply reply;
   *reply.mutable_inode() = std::move(inode);
+  // A truncate's reply carries the data, which the client's buffer restarts from.
+  if (!inline_data.empty()) *reply.mutable_inode()->mutable_inline_data() = std::move(inline_data);
   return reply.SerializeAsString();
 }
 

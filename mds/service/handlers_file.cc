@@ -43,7 +43,7 @@ awaitable<MdsService::Reply> MdsService::on_setattr(proto::SetAttrRequest req) {
 awaitable<MdsService::Reply> MdsService::truncating_op(proto::MdsLogEntry entry, uint64_t ino,
                                                        uint64_t new_size) {
   for (int attempt = 1;; ++attempt) {
-    auto found = co_await read_inode(ino);
+    auto found = co_await read_inode(ino, /*with_data=*/true);
     if (!found) co_return unexpected(std::move(found).error());
     const proto::Inode& inode = *found;
     if (is_reg(inode) && !inode.inline_() && new_size < inode.size()) {
@@ -74,7 +74,7 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
     *entry.mutable_open() = std::move(req);
     reply = co_await truncating_op(std::move(entry), ino, 0);
   } else {
-    auto inode = co_await read_inode(ino);
+    auto inode = co_await read_inode(ino, /*with_data=*/true);
     if (inode) {
       proto::InodeReply r;
       *r.mutable_inode() = std::move(*inode);
@@ -106,7 +106,7 @@ awaitable<MdsService::Reply> MdsService::on_release(proto::ReleaseRequest req, s
 awaitable<MdsService::Reply> MdsService::on_uninline(proto::UninlineRequest req) {
   uint64_t ino = req.ino();
   for (int attempt = 1;; ++attempt) {
-    auto found = co_await read_inode(ino);
+    auto found = co_await read_inode(ino, /*with_data=*/true);
     if (!found) co_return unexpected(std::move(found).error());
     if (!is_reg(*found)) co_return make_error(ErrorCode::kInvalidArgument, "not a regular file");
     if (!found->inline_()) {

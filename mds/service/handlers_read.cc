@@ -67,10 +67,25 @@ awaitable<MdsService::Reply> MdsService::on_statfs(proto::StatFsMdsRequest /*req
   co_return co_await serve_read(read);
 }
 
-awaitable<Result<proto::Inode>> MdsService::read_inode(uint64_t ino) {
-  auto fast = load_inode(store_->memory_reader(), ino);
+namespace {
+
+// The inode, with its inline data in the record when asked.
+Result<proto::Inode> load_for_reply(const KvReader& kv, uint64_t ino, bool with_data) {
+  auto inode = DFS_TRY(load_inode(kv, ino));
+  if (with_data) {
+    std::string data = DFS_TRY(take_inline_data(kv, inode));
+    *inode.mutable_inline_data() = std::move(data);
+  }
+  return inode;
+}
+
+}  // namespace
+
+awaitable<Result<proto::Inode>> MdsService::read_inode(uint64_t ino, bool with_data) {
+  auto fast = load_for_reply(store_->memory_reader(), ino, with_data);
   if (fast || fast.error().code() != ErrorCode::kWouldBlock) co_return fast;
-  co_return co_await run_blocking(blocking_, [this, ino] { return load_inode(*store_, ino); });
+  co_return co_await run_blocking(
+      blocking_, [this, ino, with_data] { return load_for_reply(*store_, ino, with_data); });
 }
 
 awaitable<MdsService::Reply> MdsService::serve_read(const ReadFn& read) {

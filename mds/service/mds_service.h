@@ -93,8 +93,10 @@ class MdsService {
   // mishandles closure temporaries in a co_await expression).
   using ReadFn = std::function<Reply(const KvReader&)>;
   awaitable<Reply> serve_read(const ReadFn& read);
-  // load_inode the same way: from memory on the I/O thread, else on the pool.
-  awaitable<Result<proto::Inode>> read_inode(uint64_t ino);
+  // load_inode the same way: from memory on the I/O thread, else on the pool. With
+  // `with_data`, an inline file's data is filled into the inode (for an open's reply or
+  // a copy into object 0).
+  awaitable<Result<proto::Inode>> read_inode(uint64_t ino, bool with_data = false);
 
   // handlers_file.cc: requests that touch data objects or open counts
   awaitable<Reply> on_mknod(proto::MknodRequest req, std::string client);

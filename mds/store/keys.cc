@@ -6,6 +6,7 @@ namespace dfs::mds {
 namespace {
 
 constexpr char kInode = 'I';
+constexpr char kFileData = 'F';
 constexpr char kDentry = 'D';
 constexpr char kOrphan = 'O';
 constexpr char kPurge = 'P';
@@ -31,6 +32,7 @@ uint64_t get_be64(std::string_view in) {
 }
 
 std::string inode_key(uint64_t ino) { return prefixed(kInode, ino); }
+std::string inline_data_key(uint64_t ino) { return prefixed(kFileData, ino); }
 std::string inode_prefix() { return std::string(1, kInode); }
 std::string orphan_key(uint64_t ino) { return prefixed(kOrphan, ino); }
 std::string orphan_prefix() { return std::string(1, kOrphan); }

@@ -24,6 +24,7 @@ void put_be64(std::string& out, uint64_t v);
 uint64_t get_be64(std::string_view in);  // Requires: in.size() >= 8
 
 std::string inode_key(uint64_t ino);
+std::string inline_data_key(uint64_t ino);  // an inline file's data
 std::string inode_prefix();  // every inode key starts with it
 std::string orphan_key(uint64_t ino);
 std::string orphan_prefix();

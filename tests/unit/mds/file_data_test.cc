@@ -40,19 +40,29 @@ TEST_CASE("mds/inline: a write carries the mtime of the buffered write, else it 
   CHECK(without->mtime().nsec() == without->ctime().nsec());
 }
 
+// An inline file's data as an open's reply gives it.
+std::string inline_data_of(MdsHarness& h, uint64_t ino) {
+  auto opened = h.open(ino);
+  REQUIRE(opened);
+  std::string data = opened->inline_data();
+  REQUIRE(h.release(ino));
+  return data;
+}
+
 TEST_CASE("mds/inline: writes up to the threshold, then the file moves to objects") {
   MdsHarness h;
   auto f = h.create(kRootIno, "f");
   auto w = h.write_inline(f->ino(), 0, "hello");
   DFS_REQUIRE_OK(w);
   CHECK(w->size() == 5);
-  CHECK(w->inline_data() == "hello");
+  CHECK(w->inline_data().empty());  // the writer has the data; an open's reply carries it
+  CHECK(inline_data_of(h, f->ino()) == "hello");
   CHECK(w->blocks() == 1);
   auto gap = h.write_inline(f->ino(), 10, "world");
   DFS_REQUIRE_OK(gap);
-  CHECK(gap->inline_data() == std::string("hello\0\0\0\0\0world", 15));
+  CHECK(inline_data_of(h, f->ino()) == std::string("hello\0\0\0\0\0world", 15));
   auto over = h.write_inline(f->ino(), 2, "LL");
-  CHECK(over->inline_data().substr(0, 5) == "heLLo");
+  CHECK(inline_data_of(h, f->ino()).substr(0, 5) == "heLLo");
   CHECK(over->size() == 15);
   DFS_REQUIRE_CODE(h.write_inline(f->ino(), 4000, std::string(200, 'x')), ErrorCode::kFileTooBig);
   DFS_REQUIRE_OK(h.write_inline(f->ino(), 4000, std::string(96, 'x')));  // exactly 4096
@@ -91,6 +101,38 @@ TEST_CASE("mds/inline: commits and uninline of empty files") {
   DFS_REQUIRE_CODE(h.commit_write(i->ino(), 1 << 20), ErrorCode::kInvalidArgument);
   auto d = h.mkdir(kRootIno, "d");
   DFS_REQUIRE_CODE(h.write_inline(d->ino(), 0, "x"), ErrorCode::kIsDirectory);
+}
+
+TEST_CASE("mds/inline: data has its own key; records of the earlier layout still read") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "f");
+  DFS_REQUIRE_OK(h.write_inline(f->ino(), 0, "new layout"));
+  auto record = h.store().get(inode_key(f->ino()));
+  REQUIRE(record);
+  REQUIRE(record->has_value());
+  proto::Inode stored;
+  REQUIRE(stored.ParseFromString(**record));
+  CHECK(stored.inline_data().empty());  // a chmod or rename never rewrites the data
+  CHECK(*h.store().get(inline_data_key(f->ino())) == std::optional<std::string>("new layout"));
+
+  // A record written before the split: the data inside the inode, no data key.
+  stored.set_inline_data("old layout");
+  WriteBatch legacy;
+  legacy.put(inode_key(f->ino()), stored.SerializeAsString());
+  legacy.del(inline_data_key(f->ino()));
+  REQUIRE(h.store().write(legacy, /*sync=*/true));
+  CHECK(inline_data_of(h, f->ino()) == "old layout");
+  // Any rewrite of the record moves the data to its key.
+  DFS_REQUIRE_OK(h.chmod(f->ino(), 0600));
+  CHECK(inline_data_of(h, f->ino()) == "old layout");
+  CHECK(*h.store().get(inline_data_key(f->ino())) == std::optional<std::string>("old layout"));
+  // And a write over it starts from the old data.
+  DFS_REQUIRE_OK(h.write_inline(f->ino(), 0, "OLD"));
+  CHECK(inline_data_of(h, f->ino()) == "OLD layout");
+  // Removing the file removes its data.
+  DFS_REQUIRE_OK(h.unlink(kRootIno, "f"));
+  h.run_for(Duration(100));
+  CHECK(!h.store().get(inline_data_key(f->ino()))->has_value());
 }
 
 TEST_CASE("mds/inline: truncate cuts or extends inline data, or moves it past the threshold") {
