@@ -33,7 +33,11 @@ awaitable<Status> serve_fuse_channel(fuse_session* session) {
   int fd = fuse_session_fd(session);
   DFS_CO_TRY_STATUS(set_nonblocking(fd));
   // The descriptor object owns (and closes) a duplicate; libfuse keeps its own fd.
-  asio::posix::stream_descriptor device(executor, ::dup(fd));
+  int watched = ::dup(fd);
+  if (watched < 0) {
+    co_return make_error(ErrorCode::kIoError, std::string("dup(/dev/fuse): ") + std::strerror(errno));
+  }
+  asio::posix::stream_descriptor device(executor, watched);
   asio::steady_timer full_wait(executor);
 
   asio::signal_set signals(executor, SIGINT, SIGTERM, SIGHUP);
