@@ -27,7 +27,7 @@ struct Dentry {
 Result<std::optional<proto::Inode>> find_inode(const KvReader& kv, uint64_t ino);
 // The inode; `missing` (kStale, kNotFound) when there is none. Its inline data is
 // not loaded (it has its own key, so listing and changing attributes never reads or
-// rewrites it): see load_inline_data.
+// rewrites it): see take_inline_data.
 Result<proto::Inode> load_inode(const KvReader& kv, uint64_t ino,
                                 ErrorCode missing = ErrorCode::kStale);
 // An inline file's data ("" for other inodes). Stores written before the data had its
@@ -58,8 +58,9 @@ class MetaWriter {
   explicit MetaWriter(GroupTxn& txn) : txn_(txn) {}
   GroupTxn& txn() { return txn_; }
 
-  // Writes the inode's record; never its inline data, which only put_inline_data
-  // changes (an inode loaded by load_inode has none, so a rewrite must not touch it).
+  // Writes the inode's record. Inline data that `inode` carries (a reply's copy, or a
+  // record of the earlier layout) goes to its own key; an inode without any leaves that
+  // key alone, so an op that empties a file's data calls put_inline_data(ino, "").
   void put_inode(const proto::Inode& inode);
   // Sets an inline file's data; "" deletes the key.
   void put_inline_data(uint64_t ino, const std::string& data);

@@ -16,9 +16,10 @@ namespace dfs::mds {
 
 // File system settings. Every replica of a rank must run with the same values.
 struct FsSettings {
-  // Files up to this size keep their data in the inode. A small file's write is then
-  // one MDS request; as objects it costs an OSD write on three replicas (three log
-  // syncs) and a size commit at the MDS, about four times as long (docs/benchmarks.md).
+  // Files up to this size keep their data at the MDS (FORMAT.md, 'F'). A small file's
+  // write is then one MDS request; as objects it costs an OSD write on three replicas
+  // (three log syncs) and a size commit at the MDS, about four times as long
+  // (docs/benchmarks.md, session 3).
   uint32_t inline_threshold = 64 * 1024;
   proto::Layout default_layout;  // filled by default_fs_settings()
   uint32_t rank = 0;
