@@ -137,11 +137,13 @@ awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::
   const auto& command = request.command();
   const ClusterMap& map = sm_.map();
   // A resent boot (same process instance, already up there) changes nothing; a
-  // restarted OSD gets a new epoch so peers see its new up_from.
+  // restarted OSD gets a new epoch so peers see its new up_from. Judged only once this
+  // leader has applied what earlier leaders committed (leader_ready_): before that its
+  // map may still show up an OSD that was marked down since.
   if (command.has_boot_osd()) {
     const auto* osd = map.osd(command.boot_osd().id());
     failures_.reset(command.boot_osd().id(), std::chrono::steady_clock::now());
-    if (osd && osd->up() && osd->instance() == command.boot_osd().instance() &&
+    if (leader_ready_ && osd && osd->up() && osd->instance() == command.boot_osd().instance() &&
         osd->addr() == command.boot_osd().addr() && osd->host() == command.boot_osd().host()) {
       proto::CommandReply reply;
       reply.set_epoch(map.epoch());
@@ -150,7 +152,7 @@ awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::
   }
   if (command.has_boot_mds()) {
     const auto* mds = map.mds(command.boot_mds().name());
-    if (mds && mds->up() && mds->instance() == command.boot_mds().instance() &&
+    if (leader_ready_ && mds && mds->up() && mds->instance() == command.boot_mds().instance() &&
         mds->addr() == command.boot_mds().addr()) {
       proto::CommandReply reply;
       reply.set_epoch(map.epoch());
