@@ -94,7 +94,7 @@ Result<std::map<uint64_t, std::string>> history_of(client::ObjectClient& c, cons
 
 TEST_SUITE_BEGIN("integration");
 
-TEST_CASE("integration/mon quorum: SIGKILL of the leader while OSDs flap loses and reuses no epoch") {
+TEST_CASE("integration/mon quorum: SIGKILL the leader while OSDs flap; no epoch lost or reused") {
   TestCluster cluster(ClusterOptions{.osds = 3, .mons = 3});
   INFO("cluster dir " << cluster.dir());
   DFS_REQUIRE_OK(cluster.boot());
@@ -102,6 +102,26 @@ TEST_CASE("integration/mon quorum: SIGKILL of the leader while OSDs flap loses a
   DFS_REQUIRE_OK(admin_or);
   client::ObjectClient& admin = **admin_or;
   std::string first_leader = wait_leader(cluster, admin, milliseconds(10000));
+
+  {  // A follower forwards a change to the leader and relays its answer, errors included.
+    std::vector<std::string> followers;
+    for (int i = 0; i < 3; ++i) {
+      if (TestCluster::mon_name(i) != first_leader) followers.push_back(cluster.mon_addrs()[i]);
+    }
+    proto::CommandRequest request;
+    auto* create = request.mutable_command()->mutable_create_pool();
+    create->set_name("via-follower");
+    create->set_size(3);
+    create->set_min_size(2);
+    create->set_pg_num(8);
+    auto created = admin.run(ask_mon(&admin, followers[0], rpc::kMonCommand,
+                                     request.SerializeAsString()));
+    DFS_REQUIRE_OK(created);
+    auto again = admin.run(ask_mon(&admin, followers[1], rpc::kMonCommand,
+                                   request.SerializeAsString()));
+    REQUIRE_FALSE(again.has_value());
+    CHECK(again.error().code() == ErrorCode::kAlreadyExists);
+  }
 
   // The subscriber under watch: a client that knows all three monitors and subscribes
   // to the leader first, so the kill below takes its subscription away.

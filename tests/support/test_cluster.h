@@ -1,8 +1,9 @@
 // TestCluster: a real dfs cluster for integration tests: one dfs-mon (or a quorum of
-// several: mon.a, mon.b, ...) and N dfs-osd processes on loopback, each OSD its own CRUSH host, with their stores and logs in a
-// fresh temporary directory (kept when DFS_KEEP_TEST_DIR is set). The destructor
-// SIGKILLs and reaps every daemon it started. Not thread-safe: drive it from the
-// test's main thread (daemons are tied to the thread that spawned them).
+// several: mon.a, mon.b, ...) and N dfs-osd processes on loopback, each OSD its own
+// CRUSH host, with their stores and logs in a fresh temporary directory (kept when
+// DFS_KEEP_TEST_DIR is set). The destructor SIGKILLs and reaps every daemon it started.
+// Not thread-safe: drive it from the test's main thread (daemons are tied to the thread
+// that spawned them).
 #pragma once
 
 #include <sys/types.h>

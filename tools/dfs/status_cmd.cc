@@ -54,7 +54,8 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
   out += "],\n";
   out += fmt::format("  \"epoch\": {},\n", map.epoch());
   out += "  \"quorum\": {\n";
-  out += "    \"leader\": " + (q.leader.empty() ? std::string("null") : json_string(q.leader)) + ",\n";
+  std::string leader = q.leader.empty() ? std::string("null") : json_string(q.leader);
+  out += "    \"leader\": " + leader + ",\n";
   out += fmt::format("    \"leader_id\": {},\n    \"term\": {},\n", q.leader_id, q.term);
   out += fmt::format("    \"size\": {},\n    \"in_quorum\": {},\n", q.mons.size(), q.in_quorum);
   out += "    \"monitors\": [\n";
@@ -77,8 +78,9 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
   out += fmt::format("  \"osds\": {{\"total\": {}, \"up\": {}, \"in\": {}}},\n", map.osds_size(),
                      up, in);
   out += fmt::format("  \"pools\": {},\n", map.pools_size());
-  out += fmt::format("  \"capacity\": {{\"total_bytes\": {}, \"used_bytes\": {}, \"objects\": {}}}\n",
-                     cap.total, cap.used, cap.objects);
+  out += fmt::format(
+      "  \"capacity\": {{\"total_bytes\": {}, \"used_bytes\": {}, \"objects\": {}}}\n",
+      cap.total, cap.used, cap.objects);
   out += "}\n";
   fmt::print("{}", out);
 }
