@@ -41,6 +41,14 @@ int main(int argc, char** argv) {
   }
   options.failure.grace = dfs::mon::Millis(static_cast<int64_t>(*grace * 1000));
   options.failure.min_reporters = static_cast<int>(*reporters);
+  auto snapshot_every = config.get_int(section, "mon_snapshot_every", 1000);
+  if (!snapshot_every || *snapshot_every < 1) {
+    fmt::print(stderr, "dfs-mon: {}\n",
+               snapshot_every ? "mon_snapshot_every must be at least 1"
+                              : snapshot_every.error().to_string());
+    return 1;
+  }
+  options.snapshot_every = static_cast<uint64_t>(*snapshot_every);
   auto members = dfs::mon::quorum_from_config(config, "127.0.0.1:6789");
   if (!members) {
     fmt::print(stderr, "dfs-mon: {}\n", members.error().to_string());

@@ -273,6 +273,49 @@ TEST_CASE("integration/mon quorum: SIGKILL the leader while OSDs flap; no epoch 
   DFS_CHECK_OK(cluster.check_healthy());
 }
 
+TEST_CASE("integration/mon quorum: a monitor that missed compacted entries catches up") {
+  // The log is compacted every 5 commands, so the restarted monitor cannot be sent the
+  // entries it missed: it installs the leader's map snapshot, then follows the log.
+  TestCluster cluster(ClusterOptions{.osds = 1, .mons = 3, .mon_snapshot_every = 5});
+  INFO("cluster dir " << cluster.dir());
+  DFS_REQUIRE_OK(cluster.boot());
+  auto admin_or = cluster.admin();
+  DFS_REQUIRE_OK(admin_or);
+  client::ObjectClient& admin = **admin_or;
+  std::string leader = wait_leader(cluster, admin, milliseconds(10000));
+  std::string behind = leader == "mon.c" ? "mon.b" : "mon.c";
+  int behind_index = behind[4] - 'a';
+  DFS_REQUIRE_OK(cluster.kill(behind, SIGKILL));
+
+  auto create = [&](const std::string& name) {
+    proto::MapCommand command;
+    auto* p = command.mutable_create_pool();
+    p->set_name(name);
+    p->set_size(1);
+    p->set_min_size(1);
+    p->set_pg_num(4);
+    return admin.run(admin.mon_command(command));
+  };
+  for (int i = 0; i < 23; ++i) DFS_REQUIRE_OK(create("missed-" + std::to_string(i)));
+  DFS_REQUIRE_OK(cluster.start(behind));
+  for (int i = 0; i < 3; ++i) DFS_REQUIRE_OK(create("after-" + std::to_string(i)));
+
+  auto deadline = SteadyClock::now() + milliseconds(15000);
+  for (;;) {
+    auto mine = status_of(admin, cluster.mon_addrs()[behind_index]);
+    auto lead = status_of(admin, cluster.mon_addrs()[leader[4] - 'a']);
+    if (mine && lead && mine->map().SerializeAsString() == lead->map().SerializeAsString() &&
+        mine->raft().applied() == lead->raft().commit()) {
+      CHECK(mine->map().pools_size() == 26);
+      break;
+    }
+    REQUIRE_MESSAGE(SteadyClock::now() < deadline, behind << " did not catch up");
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  CHECK(cluster.log_of(behind).find("from the raft snapshot") != std::string::npos);
+  DFS_CHECK_OK(cluster.check_healthy());
+}
+
 TEST_SUITE_END();
 
 }  // namespace dfs::test

@@ -156,6 +156,9 @@ void TestCluster::write_conf() {
         << "log_file = " << dir_ << "/" << name << ".log\n"
         << "osd_heartbeat_grace = " << options_.osd_heartbeat_grace_s << "\n"
         << "mon_osd_min_down_reporters = " << options_.mon_osd_min_down_reporters << "\n";
+    if (options_.mon_snapshot_every > 0) {
+      out << "mon_snapshot_every = " << options_.mon_snapshot_every << "\n";
+    }
   }
   for (int id = 0; id < options_.osds; ++id) {
     std::string name = osd_name(id);

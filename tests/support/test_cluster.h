@@ -24,6 +24,7 @@ namespace dfs::test {
 struct ClusterOptions {
   int osds = 3;
   int mons = 1;  // monitors mon.a, mon.b, ... forming one Raft quorum
+  int mon_snapshot_every = 0;  // compact the monitors' log this often; 0: their default
   // Short failure detection, so degraded tests run in seconds.
   double osd_heartbeat_grace_s = 6;
   int mon_osd_min_down_reporters = 2;
