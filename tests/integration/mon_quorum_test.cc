@@ -94,7 +94,7 @@ Result<std::map<uint64_t, std::string>> history_of(client::ObjectClient& c, cons
 
 TEST_SUITE_BEGIN("integration");
 
-TEST_CASE("integration/mon quorum: SIGKILL the leader while OSDs flap; no epoch lost or reused") {
+TEST_CASE("integration/mon quorum: SIGKILL the leader while OSDs flap and lose or reuse no epoch") {
   TestCluster cluster(ClusterOptions{.osds = 3, .mons = 3});
   INFO("cluster dir " << cluster.dir());
   DFS_REQUIRE_OK(cluster.boot());
