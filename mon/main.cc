@@ -1,11 +1,13 @@
-// dfs-mon: the cluster monitor daemon. Thin: parses flags and config, opens the map
-// store, runs the Monitor on one I/O thread until SIGTERM/SIGINT.
+// dfs-mon: the cluster monitor daemon. Thin: parses flags and config (the quorum is
+// every [mon.X] section), opens the map store, runs the Monitor on one I/O thread until
+// SIGTERM/SIGINT.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "common/daemon/daemon_setup.h"
 #include "common/daemon/run_until_signal.h"
 #include "mon/service/monitor.h"
+#include "mon/service/quorum_config.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"dfs-mon: the dfs cluster monitor (serves the cluster map)"};
@@ -39,6 +41,32 @@ int main(int argc, char** argv) {
   }
   options.failure.grace = dfs::mon::Millis(static_cast<int64_t>(*grace * 1000));
   options.failure.min_reporters = static_cast<int>(*reporters);
+  auto snapshot_every = config.get_int(section, "mon_snapshot_every", 1000);
+  if (!snapshot_every || *snapshot_every < 1) {
+    fmt::print(stderr, "dfs-mon: {}\n",
+               snapshot_every ? "mon_snapshot_every must be at least 1"
+                              : snapshot_every.error().to_string());
+    return 1;
+  }
+  options.snapshot_every = static_cast<uint64_t>(*snapshot_every);
+  auto members = dfs::mon::quorum_from_config(config, "127.0.0.1:6789");
+  if (!members) {
+    fmt::print(stderr, "dfs-mon: {}\n", members.error().to_string());
+    return 1;
+  }
+  options.members = std::move(*members);
+  options.id = 0;
+  for (auto& m : options.members) {
+    if (m.name == section) {
+      options.id = m.id;
+      m.addr = options.listen_addr;  // --addr wins for this monitor
+    }
+  }
+  if (options.id == 0) {
+    // No [mon.X] section for this monitor: it runs alone.
+    options.id = 1;
+    options.members = {{1, section, options.listen_addr}};
+  }
 
   auto store = dfs::mon::MapStore::open(data);
   if (!store) {
@@ -55,5 +83,5 @@ int main(int argc, char** argv) {
     return 1;
   }
   dfs::run_until_signal(io, [&] { io.stop(); });
-  return 0;
+  return 0;  // ~Monitor waits for a log sync in flight before the store closes
 }

@@ -122,9 +122,15 @@ awaitable<Result<rpc::Frame>> MapSubscriber::call_mon(uint32_t method, std::stri
   auto deadline = Clock::now() + timeout;
   Error last(ErrorCode::kUnavailable, "no monitor configured");
   for (size_t attempt = 0; Clock::now() < deadline; ++attempt) {
-    const std::string& mon = mon_addrs_[(current_mon_ + attempt) % mon_addrs_.size()];
+    size_t index = (current_mon_ + attempt) % mon_addrs_.size();
+    const std::string& mon = mon_addrs_[index];
     auto left = std::chrono::duration_cast<Duration>(deadline - Clock::now());
+    // One monitor may hang (stopped, partitioned) rather than refuse: with others to
+    // try, give it only part of the time. A follower forwards a leader-only request and
+    // waits up to 3 s for the leader itself, so an attempt gets a little more than that.
+    if (mon_addrs_.size() > 1) left = std::min(left, Duration(4000));
     auto reply = co_await messenger_.call(mon, method, body, {}, left);
+    if (reply) current_mon_ = index;  // the next request starts where this one succeeded
     if (reply || !is_retryable(reply.error().code())) co_return reply;
     last = std::move(reply).error().with_context("monitor " + mon);
     if (attempt % mon_addrs_.size() == mon_addrs_.size() - 1) co_await sleep_for(Duration(200));

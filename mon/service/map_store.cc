@@ -9,12 +9,6 @@ namespace {
 
 constexpr char kLatestKey[] = "map/latest";
 
-std::string incremental_key(uint64_t epoch) {
-  std::string key = "inc/";
-  for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>(epoch >> shift));
-  return key;
-}
-
 Error from_rocks(const rocksdb::Status& s, const std::string& what) {
   auto code = s.IsCorruption() ? ErrorCode::kCorruption
               : s.IsNoSpace()  ? ErrorCode::kNoSpace
@@ -76,33 +70,6 @@ Status MapStore::load() {
     return make_error(ErrorCode::kCorruption, "the stored cluster map does not decode");
   }
   return ok_status();
-}
-
-Status MapStore::commit(const proto::MapIncremental& incremental,
-                        const proto::ClusterMap& result) {
-  rocksdb::WriteBatch batch;
-  batch.Put(incremental_key(incremental.epoch()), incremental.SerializeAsString());
-  batch.Put(kLatestKey, result.SerializeAsString());
-  rocksdb::WriteOptions sync;
-  sync.sync = true;
-  auto s = db_->Write(sync, &batch);
-  if (!s.ok()) return unexpected(from_rocks(s, "committing map epoch " + std::to_string(incremental.epoch())));
-  latest_ = result;
-  return ok_status();
-}
-
-std::optional<std::vector<proto::MapIncremental>> MapStore::incrementals(uint64_t from,
-                                                                         uint64_t to) const {
-  std::vector<proto::MapIncremental> out;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  uint64_t expect = from + 1;
-  for (it->Seek(incremental_key(expect)); it->Valid() && expect <= to; it->Next(), ++expect) {
-    proto::MapIncremental inc;
-    if (!inc.ParseFromString(it->value().ToString()) || inc.epoch() != expect) return std::nullopt;
-    out.push_back(std::move(inc));
-  }
-  if (expect != to + 1) return std::nullopt;
-  return out;
 }
 
 }  // namespace dfs::mon

@@ -1,6 +1,7 @@
-// MapStore: the monitor's durable copy of the cluster map: every committed
-// incremental and the latest full map, in RocksDB, written with sync before the
-// monitor acknowledges a change. Blocking; owned by the Monitor.
+// MapStore: the monitor's RocksDB. It holds the genesis map (written by --mkfs: epoch 0
+// and the fsid; on a store made before the monitors used Raft, the last map that
+// monitor committed) and, under the prefix "raft/<group>/", the Raft log whose entries
+// are the map commands since (common/map/FORMAT.md). Blocking; owned by the Monitor.
 #pragma once
 
 #include <memory>
@@ -26,13 +27,10 @@ class MapStore {
   static Result<std::unique_ptr<MapStore>> open(const std::string& path);
   ~MapStore();
 
-  const proto::ClusterMap& latest() const { return latest_; }
-
-  // Durably records `incremental` and the map it produced. Errors: kIoError.
-  Status commit(const proto::MapIncremental& incremental, const proto::ClusterMap& result);
-
-  // Incrementals (from, to], or nullopt when some of them are no longer kept.
-  std::optional<std::vector<proto::MapIncremental>> incrementals(uint64_t from, uint64_t to) const;
+  // The map the Raft log starts from.
+  const proto::ClusterMap& genesis() const { return latest_; }
+  // The database, for the Raft log storage (raft::RocksStorage). Lives as long as the store.
+  rocksdb::DB* db() { return db_.get(); }
 
  private:
   explicit MapStore(std::unique_ptr<rocksdb::DB> db);

@@ -2,19 +2,45 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/raft/rocks_storage.h"
 #include "common/rpc/methods.h"
 
 namespace dfs::mon {
+namespace {
+
+constexpr uint64_t kMonGroup = 1;
+constexpr char kMonGroupPrefix[] = "raft/0000000000000001/";
+
+rpc::ConnectionOptions connection_options(const MonitorOptions& options) {
+  rpc::ConnectionOptions out;
+  out.local_entity = options.entity;
+  out.auth = rpc::make_none_authenticator();
+  return out;
+}
+
+}  // namespace
 
 Monitor::Monitor(asio::any_io_executor executor, MonitorOptions options,
                  std::unique_ptr<MapStore> store)
     : executor_(executor),
       options_(std::move(options)),
       store_(std::move(store)),
-      map_(store_->latest()),
+      sm_(store_->genesis()),
       failures_(options_.failure),
-      server_(executor, rpc::ConnectionOptions{options_.entity, rpc::make_none_authenticator()}),
-      started_(std::chrono::steady_clock::now()) {}
+      server_(executor, connection_options(options_)),
+      router_(server_),
+      messenger_(executor, rpc::MessengerOptions{connection_options(options_)}),
+      started_(std::chrono::steady_clock::now()) {
+  if (options_.members.empty()) {
+    options_.members.push_back(MonMember{options_.id, options_.entity, options_.listen_addr});
+  }
+}
+
+Monitor::~Monitor() {
+  // A sync may still run on the pool: it must finish before the group and the DB go.
+  pool_.join();
+  group_.reset();
+}
 
 Result<std::string> Monitor::start() {
   using namespace std::placeholders;
@@ -24,30 +50,39 @@ Result<std::string> Monitor::start() {
   server_.handle(rpc::kMonOsdBeacon, std::bind(&Monitor::on_beacon, this, _1, _2));
   server_.handle(rpc::kMonFailureReport, std::bind(&Monitor::on_failure_report, this, _1, _2));
   server_.handle(rpc::kMonStatus, std::bind(&Monitor::on_status, this, _1, _2));
+
+  raft::ConfState voters;
+  raft::RaftGroupOptions group;
+  group.group_id = kMonGroup;
+  group.raft.id = options_.id;
+  group.tick_interval = options_.raft_tick;
+  group.snapshot_every = options_.snapshot_every;
+  for (const auto& m : options_.members) {
+    voters.voters.push_back(m.id);
+    if (m.id != options_.id) group.peers[m.id] = m.addr;
+  }
+  std::sort(voters.voters.begin(), voters.voters.end());
+  auto storage = DFS_TRY(raft::RocksStorage::open(store_->db(), kMonGroupPrefix, voters));
+  sm_.set_listener([this](const proto::MapUpdate& update) { publish(update); });
+  group_ = std::make_unique<raft::RaftGroup>(executor_, pool_, messenger_, router_,
+                                             std::move(storage), sm_, group);
+
   auto address = DFS_TRY(server_.listen(options_.listen_addr));
-  // Up OSDs get a full grace period after a monitor restart before they count as silent.
-  for (const auto& osd : map_.proto().osds()) failures_.reset(osd.id(), started_);
+  group_->start();
   spawn_checked(executor_, tick_loop());
-  spdlog::info("{} serving map epoch {} on {}", options_.entity, map_.epoch(), address);
+  spdlog::info("{} (raft node {} of {}) serving map epoch {} on {}", options_.entity, options_.id,
+               options_.members.size(), sm_.map().epoch(), address);
   return address;
 }
 
-Result<uint64_t> Monitor::commit(const proto::MapCommand& command) {
-  ClusterMap next = map_;
-  DFS_TRY_STATUS(next.apply(command));
-  proto::MapIncremental incremental;
-  incremental.set_epoch(next.epoch());
-  *incremental.mutable_command() = command;
-  // Durable before anyone hears of it: a restarted monitor never reuses an epoch.
-  DFS_TRY_STATUS(store_->commit(incremental, next.proto()));
-  map_ = std::move(next);
-  publish(incremental);
-  return map_.epoch();
+bool Monitor::is_leader() const { return group_->status().role == raft::Role::kLeader; }
+
+awaitable<Result<uint64_t>> Monitor::commit(proto::MapCommand command) {
+  DFS_CO_AWAIT_TRY(auto applied, group_->propose(command.SerializeAsString()));
+  co_return MapStateMachine::decode_result(applied.result);
 }
 
-void Monitor::publish(const proto::MapIncremental& incremental) {
-  proto::MapUpdate update;
-  *update.add_incrementals() = incremental;
+void Monitor::publish(const proto::MapUpdate& update) {
   std::string body = update.SerializeAsString();
   std::erase_if(subscribers_, [&](const std::weak_ptr<rpc::Connection>& weak) {
     auto conn = weak.lock();
@@ -57,21 +92,32 @@ void Monitor::publish(const proto::MapIncremental& incremental) {
   });
 }
 
-proto::MapUpdate Monitor::catch_up(uint64_t have_epoch) const {
-  proto::MapUpdate update;
-  if (have_epoch >= map_.epoch()) return update;
-  auto incs = have_epoch == 0 ? std::nullopt : store_->incrementals(have_epoch, map_.epoch());
-  if (incs) {
-    for (auto& inc : *incs) *update.add_incrementals() = std::move(inc);
-  } else {
-    *update.mutable_full() = map_.proto();
+awaitable<Result<rpc::Reply>> Monitor::forward(rpc::ConnectionPtr conn, rpc::Frame frame) {
+  if (conn->peer_entity().rfind("mon.", 0) == 0) {
+    co_return make_error(ErrorCode::kUnavailable,
+                         options_.entity + " is not the monitor leader either");
   }
-  return update;
+  raft::NodeId leader = group_->status().leader;
+  const MonMember* target = nullptr;
+  for (const auto& m : options_.members) {
+    if (m.id == leader && leader != options_.id) target = &m;
+  }
+  if (!target) {
+    co_return make_error(ErrorCode::kUnavailable,
+                         "no monitor leader elected yet (asked " + options_.entity + ")");
+  }
+  auto reply = co_await messenger_.call(target->addr, frame.header.method, std::move(frame.body),
+                                        std::move(frame.data), options_.forward_timeout);
+  if (!reply) {
+    co_return unexpected(std::move(reply).error().with_context(
+        "forwarded by " + options_.entity + " to the leader " + target->name));
+  }
+  co_return rpc::Reply{std::move(reply->body), std::move(reply->data)};
 }
 
 awaitable<Result<rpc::Reply>> Monitor::on_get_map(rpc::ConnectionPtr, rpc::Frame) {
   proto::GetMapReply reply;
-  *reply.mutable_map() = map_.proto();
+  *reply.mutable_map() = sm_.map().proto();
   co_return rpc::make_reply(reply);
 }
 
@@ -80,53 +126,63 @@ awaitable<Result<rpc::Reply>> Monitor::on_subscribe(rpc::ConnectionPtr conn, rpc
   bool known = std::any_of(subscribers_.begin(), subscribers_.end(),
                            [&](const auto& weak) { return weak.lock() == conn; });
   if (!known) subscribers_.push_back(conn);
-  co_return rpc::make_reply(catch_up(request.have_epoch()));
+  // The catch-up and every later push leave on this thread in apply order, so the
+  // subscriber sees consecutive epochs.
+  co_return rpc::make_reply(sm_.catch_up(request.have_epoch()));
 }
 
 awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::Frame frame) {
+  if (!is_leader()) co_return co_await forward(std::move(conn), std::move(frame));
   auto request = DFS_CO_TRY(rpc::parse_body<proto::CommandRequest>(frame.body));
   const auto& command = request.command();
+  const ClusterMap& map = sm_.map();
   // A resent boot (same process instance, already up there) changes nothing; a
-  // restarted OSD gets a new epoch so peers see its new up_from.
+  // restarted OSD gets a new epoch so peers see its new up_from. Judged only once this
+  // leader has applied what earlier leaders committed (leader_ready_): before that its
+  // map may still show up an OSD that was marked down since.
   if (command.has_boot_osd()) {
-    const auto* osd = map_.osd(command.boot_osd().id());
+    const auto* osd = map.osd(command.boot_osd().id());
     failures_.reset(command.boot_osd().id(), std::chrono::steady_clock::now());
-    if (osd && osd->up() && osd->instance() == command.boot_osd().instance() &&
+    if (leader_ready_ && osd && osd->up() && osd->instance() == command.boot_osd().instance() &&
         osd->addr() == command.boot_osd().addr() && osd->host() == command.boot_osd().host()) {
       proto::CommandReply reply;
-      reply.set_epoch(map_.epoch());
+      reply.set_epoch(map.epoch());
       co_return rpc::make_reply(reply);
     }
   }
   if (command.has_boot_mds()) {
-    const auto* mds = map_.mds(command.boot_mds().name());
-    if (mds && mds->up() && mds->instance() == command.boot_mds().instance() &&
+    const auto* mds = map.mds(command.boot_mds().name());
+    if (leader_ready_ && mds && mds->up() && mds->instance() == command.boot_mds().instance() &&
         mds->addr() == command.boot_mds().addr()) {
       proto::CommandReply reply;
-      reply.set_epoch(map_.epoch());
+      reply.set_epoch(map.epoch());
       co_return rpc::make_reply(reply);
     }
   }
-  auto epoch = commit(command);
+  std::string from = conn->peer_entity();
+  auto epoch = co_await commit(command);
   if (!epoch) {
-    spdlog::info("rejected command from {}: {}", conn->peer_entity(), epoch.error().to_string());
+    spdlog::info("rejected command from {}: {}", from, epoch.error().to_string());
     co_return unexpected(std::move(epoch).error());
   }
-  spdlog::info("epoch {}: {} from {}", *epoch, command.ShortDebugString(), conn->peer_entity());
+  spdlog::info("epoch {}: {} from {}", *epoch, command.ShortDebugString(), from);
   proto::CommandReply reply;
   reply.set_epoch(*epoch);
   co_return rpc::make_reply(reply);
 }
 
-awaitable<Result<rpc::Reply>> Monitor::on_beacon(rpc::ConnectionPtr, rpc::Frame frame) {
+awaitable<Result<rpc::Reply>> Monitor::on_beacon(rpc::ConnectionPtr conn, rpc::Frame frame) {
+  if (!is_leader()) co_return co_await forward(std::move(conn), std::move(frame));
   auto beacon = DFS_CO_TRY(rpc::parse_body<proto::OsdBeacon>(frame.body));
   failures_.on_beacon(beacon.id(), std::chrono::steady_clock::now());
   proto::OsdBeaconReply reply;
-  reply.set_epoch(map_.epoch());
+  reply.set_epoch(sm_.map().epoch());
   co_return rpc::make_reply(reply);
 }
 
-awaitable<Result<rpc::Reply>> Monitor::on_failure_report(rpc::ConnectionPtr, rpc::Frame frame) {
+awaitable<Result<rpc::Reply>> Monitor::on_failure_report(rpc::ConnectionPtr conn,
+                                                         rpc::Frame frame) {
+  if (!is_leader()) co_return co_await forward(std::move(conn), std::move(frame));
   auto report = DFS_CO_TRY(rpc::parse_body<proto::FailureReport>(frame.body));
   spdlog::info("osd.{} reports osd.{} failed{}", report.reporter(), report.failed(),
                report.connection_refused() ? " (connection refused)" : "");
@@ -137,9 +193,10 @@ awaitable<Result<rpc::Reply>> Monitor::on_failure_report(rpc::ConnectionPtr, rpc
 
 awaitable<Result<rpc::Reply>> Monitor::on_status(rpc::ConnectionPtr, rpc::Frame) {
   auto now = std::chrono::steady_clock::now();
+  const ClusterMap& map = sm_.map();
   proto::StatusReply reply;
-  *reply.mutable_map() = map_.proto();
-  for (const auto& osd : map_.proto().osds()) {
+  *reply.mutable_map() = map.proto();
+  for (const auto& osd : map.proto().osds()) {
     auto* status = reply.add_osds();
     status->set_id(osd.id());
     auto silent = failures_.since_beacon(osd.id(), now);
@@ -147,22 +204,62 @@ awaitable<Result<rpc::Reply>> Monitor::on_status(rpc::ConnectionPtr, rpc::Frame)
   }
   reply.set_mon_entity(options_.entity);
   reply.set_uptime_s(std::chrono::duration_cast<std::chrono::seconds>(now - started_).count());
+  raft::RaftGroupStatus rs = group_->status();
+  auto* raft = reply.mutable_raft();
+  raft->set_id(rs.id);
+  raft->set_role(raft::role_name(rs.role));
+  raft->set_term(rs.term);
+  raft->set_leader(rs.leader);
+  raft->set_commit(rs.commit);
+  raft->set_applied(rs.applied);
+  raft->set_last_index(rs.last_index);
+  for (const auto& [id, peer] : rs.peers) {
+    auto* p = raft->add_peers();
+    p->set_id(id);
+    p->set_match(peer.match);
+  }
+  for (const auto& m : options_.members) {
+    auto* member = reply.add_members();
+    member->set_id(m.id);
+    member->set_name(m.name);
+    member->set_addr(m.addr);
+  }
   co_return rpc::make_reply(reply);
 }
 
 awaitable<void> Monitor::tick_loop() {
   for (;;) {
     co_await sleep_for(options_.tick);
-    auto now = std::chrono::steady_clock::now();
-    for (const auto& verdict : failures_.overdue(map_, now)) {
-      proto::MapCommand command;
-      command.mutable_mark_down()->set_id(verdict.osd);
-      auto epoch = commit(command);
-      if (epoch) {
-        spdlog::warn("epoch {}: marked osd.{} down: {}", *epoch, verdict.osd, verdict.reason);
-      } else {
-        spdlog::error("could not mark osd.{} down: {}", verdict.osd, epoch.error().to_string());
-      }
+    if (!is_leader()) {
+      leader_ready_ = false;
+      continue;
+    }
+    if (!leader_ready_) {
+      // A new leader first applies everything committed before it (a read index), and
+      // gives every up OSD a full grace period: their beacons went to the old leader.
+      Status caught_up = co_await group_->linearizable_read();
+      if (!caught_up) continue;
+      leader_ready_ = true;
+      auto now = std::chrono::steady_clock::now();
+      for (const auto& osd : sm_.map().proto().osds()) failures_.reset(osd.id(), now);
+      spdlog::info("{} leads the monitors at map epoch {}; failure detection on",
+                   options_.entity, sm_.map().epoch());
+    }
+    co_await check_failures();
+  }
+}
+
+awaitable<void> Monitor::check_failures() {
+  auto now = std::chrono::steady_clock::now();
+  for (const auto& verdict : failures_.overdue(sm_.map(), now)) {
+    proto::MapCommand command;
+    command.mutable_mark_down()->set_id(verdict.osd);
+    auto epoch = co_await commit(command);
+    if (epoch) {
+      spdlog::warn("epoch {}: marked osd.{} down: {}", *epoch, verdict.osd, verdict.reason);
+    } else {
+      spdlog::error("could not mark osd.{} down: {}", verdict.osd, epoch.error().to_string());
+      co_return;  // e.g. leadership lost; the next tick decides again
     }
   }
 }

@@ -1,7 +1,12 @@
-// Monitor: serves the cluster map. It orders map commands (admin changes, OSD boots,
-// failure verdicts), makes each durable in its MapStore before acknowledging it, and
-// pushes every committed incremental to subscribers. One instance per dfs-mon; all
-// state lives on its single I/O thread. The Raft issue replicates the same commands.
+// Monitor: one member of the monitor quorum. The cluster map is the state machine of a
+// Raft group of all monitors (MapStateMachine): a map change is a Raft proposal, and it
+// is acknowledged once committed on a majority and applied here, so an acknowledged
+// epoch survives the loss of any minority and no epoch is ever produced twice with
+// different content. Any monitor serves map reads, subscriptions and status from the
+// map it has applied; map changes, OSD beacons and failure reports are handled by the
+// leader, and a follower forwards them to it (docs/architecture.md says why forwarding
+// rather than redirecting). Failure detection runs on the leader only.
+// One instance per dfs-mon; all state lives on its single I/O thread.
 #pragma once
 
 #include <memory>
@@ -10,24 +15,38 @@
 
 #include "common/map/cluster_map.h"
 #include "common/proto/mon.pb.h"
+#include "common/raft/raft_group.h"
+#include "common/rpc/messenger.h"
 #include "common/rpc/server.h"
 #include "mon/service/failure_detector.h"
+#include "mon/service/map_state_machine.h"
 #include "mon/service/map_store.h"
+#include "mon/service/quorum_config.h"
 
 namespace dfs::mon {
+
 
 struct MonitorOptions {
   std::string entity = "mon.a";
   std::string listen_addr = "127.0.0.1:6789";
+  raft::NodeId id = 1;              // this monitor's Raft node id
+  std::vector<MonMember> members;   // every monitor, this one included; empty: alone
   FailureDetectorOptions failure;
   Millis tick{500};
+  Duration forward_timeout{3000};   // a follower's forward of one request to the leader
+  uint64_t snapshot_every = 1000;   // map commands between Raft log compactions
+  Duration raft_tick{50};
 };
 
 class Monitor {
  public:
+  // Requires: `executor` is single-threaded (the daemon's I/O thread).
   Monitor(asio::any_io_executor executor, MonitorOptions options, std::unique_ptr<MapStore> store);
+  // After the executor stopped: joins the sync pool before the store closes.
+  ~Monitor();
 
-  // Listens and starts the failure checks. Returns the bound address.
+  // Listens, opens the Raft log and starts the group and the failure checks.
+  // Returns the bound address. Errors: kIoError/kCorruption (the log), listen errors.
   Result<std::string> start();
 
  private:
@@ -39,20 +58,30 @@ class Monitor {
   Handler on_failure_report(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_status(rpc::ConnectionPtr conn, rpc::Frame frame);
 
-  // Applies, persists and publishes one command. Returns the new epoch.
-  Result<uint64_t> commit(const proto::MapCommand& command);
-  void publish(const proto::MapIncremental& incremental);
-  proto::MapUpdate catch_up(uint64_t have_epoch) const;
+  bool is_leader() const;
+  // Sends a leader-only request on to the leader and relays its answer. A request that
+  // was itself forwarded (from a mon.* peer) is never forwarded again: it fails with
+  // kUnavailable and the original caller tries another monitor.
+  Handler forward(rpc::ConnectionPtr conn, rpc::Frame frame);
+  // Proposes one command through Raft; the epoch it produced once applied here.
+  awaitable<Result<uint64_t>> commit(proto::MapCommand command);
+  void publish(const proto::MapUpdate& update);
   awaitable<void> tick_loop();
+  awaitable<void> check_failures();
 
   asio::any_io_executor executor_;
   MonitorOptions options_;
-  std::unique_ptr<MapStore> store_;
-  ClusterMap map_;
+  std::unique_ptr<MapStore> store_;  // first: the Raft log's DB closes last
+  asio::thread_pool pool_{1};        // Raft log syncs
+  MapStateMachine sm_;
   FailureDetector failures_;
   rpc::RpcServer server_;
+  raft::RaftRouter router_;
+  rpc::Messenger messenger_;
+  std::unique_ptr<raft::RaftGroup> group_;
   std::vector<std::weak_ptr<rpc::Connection>> subscribers_;
   TimePoint started_;
+  bool leader_ready_ = false;  // leader, and has applied everything committed before
 };
 
 }  // namespace dfs::mon

@@ -100,7 +100,10 @@ TestCluster::TestCluster(ClusterOptions options)
     d.addr = std::move(addr);
     daemons_.emplace(std::move(name), std::move(d));
   };
-  add("mon.a", {mon_binary(), "-c", conf_path_, "-i", "a"}, pick());
+  for (int i = 0; i < options_.mons; ++i) {
+    std::string name = mon_name(i);
+    add(name, {mon_binary(), "-c", conf_path_, "-i", name.substr(4)}, pick());
+  }
   for (int id = 0; id < options_.osds; ++id) {
     add(osd_name(id), {osd_binary(), "-c", conf_path_, "-i", std::to_string(id)}, pick());
   }
@@ -137,17 +140,26 @@ void TestCluster::write_conf() {
   out << "# Written by dfs::test::TestCluster\n"
       << "[global]\n"
       << "fsid = " << std::filesystem::path(dir_).filename().string() << "\n"
-      << "mon_addrs = " << mon_addr() << "\n"
+      << "mon_addrs = ";
+  auto mons = mon_addrs();
+  for (size_t i = 0; i < mons.size(); ++i) out << (i ? "," : "") << mons[i];
+  out << "\n"
       << "log_level = "
       << (std::getenv("DFS_TEST_LOG_LEVEL") ? std::getenv("DFS_TEST_LOG_LEVEL")
                                             : options_.log_level)
-      << "\n\n"
-      << "[mon.a]\n"
-      << "addr = " << mon_addr() << "\n"
-      << "data = " << dir_ << "/mon.a\n"
-      << "log_file = " << dir_ << "/mon.a.log\n"
-      << "osd_heartbeat_grace = " << options_.osd_heartbeat_grace_s << "\n"
-      << "mon_osd_min_down_reporters = " << options_.mon_osd_min_down_reporters << "\n";
+      << "\n";
+  for (int i = 0; i < options_.mons; ++i) {
+    std::string name = mon_name(i);
+    out << "\n[" << name << "]\n"
+        << "addr = " << daemons_.at(name).addr << "\n"
+        << "data = " << dir_ << "/" << name << "\n"
+        << "log_file = " << dir_ << "/" << name << ".log\n"
+        << "osd_heartbeat_grace = " << options_.osd_heartbeat_grace_s << "\n"
+        << "mon_osd_min_down_reporters = " << options_.mon_osd_min_down_reporters << "\n";
+    if (options_.mon_snapshot_every > 0) {
+      out << "mon_snapshot_every = " << options_.mon_snapshot_every << "\n";
+    }
+  }
   for (int id = 0; id < options_.osds; ++id) {
     std::string name = osd_name(id);
     out << "\n[" << name << "]\n"
@@ -157,6 +169,12 @@ void TestCluster::write_conf() {
         << "data = " << dir_ << "/" << name << "\n"
         << "log_file = " << dir_ << "/" << name << ".log\n";
   }
+}
+
+std::vector<std::string> TestCluster::mon_addrs() const {
+  std::vector<std::string> out;
+  for (int i = 0; i < options_.mons; ++i) out.push_back(daemons_.at(mon_name(i)).addr);
+  return out;
 }
 
 TestCluster::Daemon& TestCluster::daemon(const std::string& name) {
@@ -278,7 +296,7 @@ Result<client::ObjectClient*> TestCluster::admin() {
 
 Result<std::unique_ptr<client::ObjectClient>> TestCluster::client(Duration op_timeout) {
   client::ClientOptions options;
-  options.mon_addrs = {mon_addr()};
+  options.mon_addrs = mon_addrs();
   options.name = "test";
   options.op_timeout = op_timeout;
   options.attempt_timeout = std::min(op_timeout, Duration(20000));

@@ -1,8 +1,9 @@
-// TestCluster: a real dfs cluster for integration tests: one dfs-mon and N dfs-osd
-// processes on loopback, each OSD its own CRUSH host, with their stores and logs in a
-// fresh temporary directory (kept when DFS_KEEP_TEST_DIR is set). The destructor
-// SIGKILLs and reaps every daemon it started. Not thread-safe: drive it from the
-// test's main thread (daemons are tied to the thread that spawned them).
+// TestCluster: a real dfs cluster for integration tests: one dfs-mon (or a quorum of
+// several: mon.a, mon.b, ...) and N dfs-osd processes on loopback, each OSD its own
+// CRUSH host, with their stores and logs in a fresh temporary directory (kept when
+// DFS_KEEP_TEST_DIR is set). The destructor SIGKILLs and reaps every daemon it started.
+// Not thread-safe: drive it from the test's main thread (daemons are tied to the thread
+// that spawned them).
 #pragma once
 
 #include <sys/types.h>
@@ -22,6 +23,8 @@ namespace dfs::test {
 
 struct ClusterOptions {
   int osds = 3;
+  int mons = 1;  // monitors mon.a, mon.b, ... forming one Raft quorum
+  int mon_snapshot_every = 0;  // compact the monitors' log this often; 0: their default
   // Short failure detection, so degraded tests run in seconds.
   double osd_heartbeat_grace_s = 6;
   int mon_osd_min_down_reporters = 2;
@@ -89,6 +92,8 @@ class TestCluster {
   const std::string& conf_path() const { return conf_path_; }
   const std::string& dir() const { return dir_; }
   const std::string& mon_addr() const { return daemons_.at("mon.a").addr; }
+  std::vector<std::string> mon_addrs() const;
+  static std::string mon_name(int index) { return std::string("mon.") + char('a' + index); }
   std::string osd_addr(int id) const { return daemons_.at(osd_name(id)).addr; }
   int osd_count() const { return options_.osds; }
   std::vector<std::string> daemon_names() const;

@@ -1,16 +1,101 @@
-// `dfs status` and `dfs osd tree`: what the cluster looks like right now.
+// `dfs status` (text or JSON) and `dfs osd tree`: what the cluster looks like right now.
+#include <algorithm>
 #include <map>
 
 #include "tools/dfs/cli_context.h"
+#include "tools/dfs/quorum_status.h"
 
 namespace dfs::cli {
 namespace {
 
-int print_status(const GlobalOptions& global) {
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+struct Capacity {
+  uint64_t total = 0, used = 0, objects = 0;
+};
+
+void print_quorum_text(const QuorumView& q) {
+  fmt::print("  quorum:   {} monitors, {} in quorum, leader {}\n", q.mons.size(), q.in_quorum,
+             q.leader.empty() ? "none (election in progress or no majority)"
+                              : q.leader + " (term " + std::to_string(q.term) + ")");
+  fmt::print("            {:<8} {:<22} {:<13} {:>5} {:>8} {:>8} {:>5} {:>6}\n", "NAME", "ADDRESS",
+             "ROLE", "TERM", "COMMIT", "APPLIED", "LAG", "EPOCH");
+  for (const auto& m : q.mons) {
+    if (!m.reachable) {
+      fmt::print("            {:<8} {:<22} {}\n", m.name, m.addr, "unreachable");
+      continue;
+    }
+    fmt::print("            {:<8} {:<22} {:<13} {:>5} {:>8} {:>8} {:>5} {:>6}\n", m.name, m.addr,
+               m.raft.role(), m.raft.term(), m.raft.commit(), m.raft.applied(), m.lag, m.epoch);
+  }
+}
+
+void print_json(const proto::StatusReply& status, const QuorumView& q,
+                const std::vector<std::string>& warnings, int up, int in, const Capacity& cap) {
+  const auto& map = status.map();
+  std::string out = "{\n";
+  out += "  \"fsid\": " + json_string(map.fsid()) + ",\n";
+  out += fmt::format("  \"health\": \"{}\",\n", warnings.empty() ? "OK" : "WARN");
+  out += "  \"warnings\": [";
+  for (size_t i = 0; i < warnings.size(); ++i) out += (i ? ", " : "") + json_string(warnings[i]);
+  out += "],\n";
+  out += fmt::format("  \"epoch\": {},\n", map.epoch());
+  out += "  \"quorum\": {\n";
+  std::string leader = q.leader.empty() ? std::string("null") : json_string(q.leader);
+  out += "    \"leader\": " + leader + ",\n";
+  out += fmt::format("    \"leader_id\": {},\n    \"term\": {},\n", q.leader_id, q.term);
+  out += fmt::format("    \"size\": {},\n    \"in_quorum\": {},\n", q.mons.size(), q.in_quorum);
+  out += "    \"monitors\": [\n";
+  for (size_t i = 0; i < q.mons.size(); ++i) {
+    const auto& m = q.mons[i];
+    out += "      {\"name\": " + json_string(m.name) + ", \"addr\": " + json_string(m.addr) +
+           fmt::format(", \"id\": {}, \"reachable\": {}", m.id, m.reachable);
+    if (m.reachable) {
+      out += ", \"role\": " + json_string(m.raft.role()) +
+             fmt::format(", \"term\": {}, \"leader_id\": {}, \"commit\": {}, \"applied\": {}, "
+                         "\"last_index\": {}, \"lag\": {}, \"epoch\": {}",
+                         m.raft.term(), m.raft.leader(), m.raft.commit(), m.raft.applied(),
+                         m.raft.last_index(), m.lag, m.epoch);
+    } else {
+      out += ", \"error\": " + json_string(m.error);
+    }
+    out += std::string("}") + (i + 1 < q.mons.size() ? "," : "") + "\n";
+  }
+  out += "    ]\n  },\n";
+  out += fmt::format("  \"osds\": {{\"total\": {}, \"up\": {}, \"in\": {}}},\n", map.osds_size(),
+                     up, in);
+  out += fmt::format("  \"pools\": {},\n", map.pools_size());
+  out += fmt::format(
+      "  \"capacity\": {{\"total_bytes\": {}, \"used_bytes\": {}, \"objects\": {}}}\n",
+      cap.total, cap.used, cap.objects);
+  out += "}\n";
+  fmt::print("{}", out);
+}
+
+int print_status(const GlobalOptions& global, const std::string& format) {
+  if (format != "text" && format != "json") {
+    return report("status", Error(ErrorCode::kInvalidArgument,
+                                  "--format must be text or json, not '" + format + "'"));
+  }
   auto client = connect_client(global);
   if (!client) return report("status", client.error());
   auto status = (*client)->run((*client)->mon_status());
   if (!status) return report("status", status.error());
+  auto per_mon = Duration(std::clamp(global.timeout_s, 1, 2) * 1000);
+  QuorumView quorum = (*client)->run(gather_quorum(**client, *status, per_mon));
   const auto& map = status->map();
   int up = 0, in = 0;
   std::vector<std::string> warnings;
@@ -25,24 +110,33 @@ int print_status(const GlobalOptions& global) {
                          " OSDs up for writes; " + std::to_string(up) + " are");
     }
   }
+  for (const auto& m : quorum.mons) {
+    if (!m.reachable) warnings.push_back(m.name + " at " + m.addr + " is unreachable");
+  }
+  if (quorum.leader.empty()) warnings.push_back("the monitors have no leader: map changes wait");
+  Capacity cap;
+  for (const auto& osd : map.osds()) {
+    if (!osd.up()) continue;
+    auto df = (*client)->run((*client)->osd_statfs(osd.id()));
+    if (!df) continue;
+    cap.total += df->total_bytes();
+    cap.used += df->used_bytes();
+    cap.objects += df->objects();
+  }
+  if (format == "json") {
+    print_json(*status, quorum, warnings, up, in, cap);
+    return 0;
+  }
   fmt::print("cluster {}\n", map.fsid());
   fmt::print("  health:   {}\n", warnings.empty() ? "OK" : "WARN");
   for (const auto& w : warnings) fmt::print("            {}\n", w);
   fmt::print("  monitor:  {} (up {} s), map epoch {}\n", status->mon_entity(), status->uptime_s(),
              map.epoch());
+  print_quorum_text(quorum);
   fmt::print("  osds:     {} total, {} up, {} in\n", map.osds_size(), up, in);
   fmt::print("  pools:    {}\n", map.pools_size());
-  uint64_t total = 0, used = 0, objects = 0;
-  for (const auto& osd : map.osds()) {
-    if (!osd.up()) continue;
-    auto df = (*client)->run((*client)->osd_statfs(osd.id()));
-    if (!df) continue;
-    total += df->total_bytes();
-    used += df->used_bytes();
-    objects += df->objects();
-  }
   fmt::print("  capacity: {:.1f} GiB used of {:.1f} GiB raw on up OSDs; {} object replicas\n",
-             used / double(1ull << 30), total / double(1ull << 30), objects);
+             cap.used / double(1ull << 30), cap.total / double(1ull << 30), cap.objects);
   return 0;
 }
 
@@ -68,8 +162,12 @@ int print_osd_tree(const GlobalOptions& global) {
 }  // namespace
 
 void add_status_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
-  app.add_subcommand("status", "show cluster health, monitor, OSDs, pools and capacity")
-      ->callback([&] { exit_code = print_status(global); });
+  auto* status = app.add_subcommand(
+      "status", "show cluster health, the monitor quorum, OSDs, pools and capacity");
+  static std::string format = "text";
+  status->add_option("--format", format, "text or json (the same facts, for scripts)")
+      ->capture_default_str();
+  status->callback([&] { exit_code = print_status(global, format); });
 }
 
 void add_osd_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
