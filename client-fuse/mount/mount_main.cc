@@ -13,5 +13,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mount.dfs: %s\n", options.error().context().c_str());
     return 1;
   }
+  if (options->help) {
+    std::fputs(dfs::mount::mount_usage().c_str(), stdout);
+    return 0;
+  }
   return dfs::mount::run_mount(*options, "mount.dfs");
 }

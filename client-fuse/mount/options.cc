@@ -238,7 +238,10 @@ Result<MountOptions> parse_mount_args(const std::vector<std::string>& args) {
   std::vector<std::string> lists;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "-o") {
+    if (a == "--help") {
+      o.help = true;
+      return o;
+    } else if (a == "-o") {
       if (i + 1 >= args.size()) return bad("-o needs an option list");
       lists.push_back(args[++i]);
     } else if (a.rfind("-o", 0) == 0 && a.size() > 2) {
@@ -252,8 +255,10 @@ Result<MountOptions> parse_mount_args(const std::vector<std::string>& args) {
         if (c == 'v') o.verbose = true;
         if (c == 's') o.sloppy = true;
         if (c == 'd') o.debug = o.foreground = true;
-        if (c == 'h')
-          return bad("usage: mount.dfs mon1[,mon2...][:port]:/[subdir] DIR [-o name=NAME,...]");
+        if (c == 'h') {
+          o.help = true;
+          return o;
+        }
       }
     } else if (!a.empty() && a[0] == '-') {
       return bad("unknown flag '" + a + "'");
@@ -262,7 +267,8 @@ Result<MountOptions> parse_mount_args(const std::vector<std::string>& args) {
     }
   }
   if (positional.size() != 2) {
-    return bad("usage: mount.dfs mon1[,mon2...][:port]:/[subdir] DIR [-o name=NAME,...]");
+    return bad("usage: mount.dfs mon1[,mon2...][:port]:/[subdir] DIR [-o name=NAME,...] "
+               "(mount.dfs --help lists the options)");
   }
   o.source_text = positional[0];
   o.mountpoint = positional[1];

@@ -33,6 +33,7 @@ struct MountOptions {
   bool debug = false;  // libfuse request tracing; implies foreground
   bool verbose = false;
   bool sloppy = false;                      // mount -s: unknown options are ignored
+  bool help = false;                        // -h or --help: print mount_usage() and stop
   std::vector<std::string> kernel_options;  // nosuid, nodev, noatime, ... passed through
   // Seconds the kernel may cache names, attributes and "no such name". Unset, they
   // follow the cache mode (kernel_cache_seconds).
@@ -74,6 +75,9 @@ Status apply_option_list(MountOptions& options, const std::string& list);
 // mount.dfs SOURCE DIR [-o OPTIONS]... [-f] [-v] [-n] [-s] [-d]
 // (`args` excludes argv[0]). Errors: kInvalidArgument.
 Result<MountOptions> parse_mount_args(const std::vector<std::string>& args);
+
+// The text of mount.dfs --help: usage, flags and every -o option with its default.
+std::string mount_usage();
 
 // The -o options libfuse passes to the kernel for this mount.
 std::string fuse_mount_options(const MountOptions& options, bool is_root);

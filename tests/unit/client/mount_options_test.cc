@@ -109,6 +109,21 @@ TEST_CASE("client/mount_options: option lists") {
           std::string::npos);
     CHECK(error_of(apply_option_list(o, "log_level=loud")).find("log_level") != std::string::npos);
   }
+  SUBCASE("--help names every option") {
+    auto help = parse_mount_args({"--help"});
+    REQUIRE(help);
+    CHECK(help->help);
+    auto h = parse_mount_args({"-h"});
+    REQUIRE(h);
+    CHECK(h->help);
+    std::string text = mount_usage();
+    for (const char* key :
+         {"name=", "secretfile=", "conf=", "fs=", "ro ", "cache=", "entry_timeout=",
+          "attr_timeout=", "negative_timeout=", "op_timeout=", "mount_timeout=", "readahead_kb=",
+          "nowriteback", "noacl", "nosplice", "nokillpriv", "debug", "log_file=", "log_level="}) {
+      CHECK_MESSAGE(text.find(key) != std::string::npos, key);
+    }
+  }
   SUBCASE("sloppy ignores unknown options") {
     o.sloppy = true;
     CHECK(apply_option_list(o, "bogus,other=1"));

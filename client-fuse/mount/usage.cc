@@ -1,0 +1,49 @@
+// mount.dfs --help: every option apply_option accepts, with its default. The unit test
+// (mount_options_test.cc) checks that each accepted key appears here.
+#include "client-fuse/mount/options.h"
+
+namespace dfs::mount {
+
+std::string mount_usage() {
+  return R"(usage: mount.dfs mon1[,mon2...][:port]:/[subdir] DIR [-o OPTIONS] [-f] [-v] [-s] [-d]
+       mount -t dfs SOURCE DIR -o OPTIONS, or a line in /etc/fstab:
+       dfs1,dfs2,dfs3:/  /mnt/dfs  dfs  name=admin,_netdev  0  0
+
+Mounts the dfs file system whose monitors are named in SOURCE (or, with ":/", in the
+config file's mon_addrs) on DIR, and returns once the mount is live.
+
+flags:
+  -f    stay in the foreground, log to stderr      -v    verbose
+  -s    sloppy: ignore unknown options            -d    trace every FUSE request (implies -f)
+  -n    accepted (mount(8)'s "no mtab")           -h, --help    this text
+
+options (-o, comma-separated):
+  name=NAME             client name, client.NAME (default admin)
+  secretfile=PATH       file holding the client's key
+  conf=PATH             cluster config (default $DFS_CONF, then /etc/dfs/dfs.conf)
+  fs=NAME               file system name
+  ro                    read-only
+  cache=exclusive|shared
+                        exclusive (default): this is the only client of the file system,
+                        so attributes and names are cached exactly and changes of mode,
+                        owner and times are sent in batches; shared: several clients
+  entry_timeout=SEC     how long the kernel caches names        (default 60 in exclusive
+  attr_timeout=SEC      ... attributes                           mode, 1 in shared)
+  negative_timeout=SEC  ... "no such name" (0: off)
+  op_timeout=SEC        a request the cluster cannot serve fails with EIO after it (60)
+  mount_timeout=SEC     the monitors and the MDS must answer within it (30)
+  readahead_kb=KB       sequential read-ahead (8192)
+  writeback|nowriteback the kernel's write-back cache (on)
+  acl|noacl             POSIX ACLs (on)
+  splice|nosplice       splice requests from the kernel (on)
+  killpriv|nokillpriv   ask the kernel to leave clearing setuid on write to us (on)
+  debug                 as -d
+  log_file=PATH         the client's log (default /var/log/dfs/client.NAME.log as root;
+                        stderr with -f)
+  log_level=LEVEL       trace, debug, info (default), warn, error or off
+  nosuid, nodev, noexec, noatime, ...   passed to the kernel
+  _netdev, auto, noauto, nofail, defaults, user, x-*, comment=...   fstab's, accepted
+)";
+}
+
+}  // namespace dfs::mount
