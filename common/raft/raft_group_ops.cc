@@ -20,7 +20,7 @@ awaitable<Result<Applied>> RaftGroupRuntime::propose(std::string command) {
     co_return make_error(ErrorCode::kInvalidArgument, "raft command too large");
   }
   if (node_.role() != Role::kLeader) co_return not_leader();  // fail fast
-  auto done = std::make_shared<OneShot<Result<Applied>>>(executor_);
+  auto done = std::make_shared<Completion<Result<Applied>>>(executor_);
   queued_proposals_.push_back(QueuedProposal{std::move(command), done});
   kick();
   // Only `done` is touched after this point: the group may be gone when it resumes.
@@ -69,7 +69,7 @@ awaitable<Status> RaftGroupRuntime::read() {
   if (failed_) co_return *failed_;
   if (stopped_) co_return make_error(ErrorCode::kCancelled, "raft group stopped");
   if (node_.role() != Role::kLeader) co_return not_leader();
-  auto done = std::make_shared<OneShot<Status>>(executor_);
+  auto done = std::make_shared<Completion<Status>>(executor_);
   queued_reads_.push_back(Read{done, ticks_});
   kick();
   co_return co_await done->wait();

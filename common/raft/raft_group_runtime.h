@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/raft/oneshot.h"
+#include "common/rpc/completion.h"
 #include "common/raft/raft_group.h"
 
 namespace dfs::raft {
@@ -32,8 +32,8 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   uint64_t group_id() const { return options_.group_id; }
 
  private:
-  using ProposalDone = std::shared_ptr<OneShot<Result<Applied>>>;
-  using ReadDone = std::shared_ptr<OneShot<Status>>;
+  using ProposalDone = std::shared_ptr<Completion<Result<Applied>>>;
+  using ReadDone = std::shared_ptr<Completion<Status>>;
   struct QueuedProposal {
     std::string command;
     ProposalDone done;
@@ -85,7 +85,7 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   SplitMixRandom random_;
   RaftNode node_;
   asio::steady_timer ticker_;
-  OneShot<bool> idle_;  // set when stopped and the loop has exited
+  Completion<bool> idle_;  // set when stopped and the loop has exited
 
   bool started_ = false;
   bool stopped_ = false;

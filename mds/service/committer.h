@@ -22,7 +22,7 @@
 
 #include "common/rpc/asio.h"
 #include "mds/ops/op_context.h"
-#include "mds/service/completion.h"
+#include "common/rpc/completion.h"
 #include "mds/store/meta_store.h"
 
 namespace dfs::mds {

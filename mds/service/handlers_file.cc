@@ -69,13 +69,17 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
   // Counted before the inode is read, so an unlink committed from now on keeps it.
   sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), ino);
   Reply reply;
+  bool unlinked = false;
   if (req.flags() & O_TRUNC) {
     proto::MdsLogEntry entry;
     *entry.mutable_open() = std::move(req);
     reply = co_await truncating_op(std::move(entry), ino, 0);
+    proto::InodeReply opened;  // small: a truncated file has no data
+    unlinked = reply && opened.ParseFromString(reply->body) && opened.inode().nlink() == 0;
   } else {
     auto inode = co_await read_inode(ino, /*with_data=*/true);
     if (inode) {
+      unlinked = inode->nlink() == 0;
       proto::InodeReply r;
       *r.mutable_inode() = std::move(*inode);
       reply = rpc::make_reply(r);
@@ -83,9 +87,7 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
       reply = unexpected(std::move(inode).error());
     }
   }
-  proto::InodeReply opened;
-  if (reply && opened.ParseFromString(reply->body) && opened.inode().nlink() == 0 && first_open &&
-      Clock::now() - started_at_ >= options_.reclaim_grace) {
+  if (reply && unlinked && first_open && Clock::now() - started_at_ >= options_.reclaim_grace) {
     // An orphan nobody held open may already be on its way to the purge queue.
     reply = make_error(ErrorCode::kStale, "the file was removed");
   }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/rpc/connection.h"
-#include "mds/service/completion.h"
+#include "common/rpc/completion.h"
 
 namespace dfs::mds {
 

@@ -3,17 +3,13 @@
 // at a random moment, reopens the store and checks that it holds exactly one whole
 // generation, no older than the last acknowledged one.
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
+#include <cstring>
 #include <random>
-#include <thread>
 
 #include "tests/unit/osd_store/crash_workload.h"
+#include "tests/support/kill_child.h"
 #include "tests/unit/osd_store/store_fixtures.h"
 
 namespace dfs::osd::testing {
@@ -25,37 +21,20 @@ struct ChildRun {
   bool child_failed = false;
 };
 
-// Starts the child, kills it after `delay`, and collects its acknowledgements.
+// Starts the child, kills it after `delay`, and collects its acknowledgements (the
+// generation of each transaction it saw committed; UINT64_MAX reports a failure).
 ChildRun run_child_and_kill(const std::string& path, std::chrono::milliseconds delay) {
-  int fds[2];
-  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::dup2(fds[1], 3);  // dup2 clears O_CLOEXEC on the copy
-    ::execl(DFS_OSD_STORE_CRASH_CHILD, DFS_OSD_STORE_CRASH_CHILD, path.c_str(), "3", nullptr);
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::this_thread::sleep_for(delay);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  auto killed = test::run_and_kill({DFS_OSD_STORE_CRASH_CHILD, path, "3"}, delay);
   ChildRun run;
-  run.child_failed = !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  uint64_t gen = 0;
-  while (::read(fds[0], &gen, sizeof gen) == sizeof gen) {
+  run.child_failed = !killed.died_of_kill;
+  for (size_t at = 0; at + sizeof(uint64_t) <= killed.reports.size(); at += sizeof(uint64_t)) {
+    uint64_t gen = 0;
+    std::memcpy(&gen, killed.reports.data() + at, sizeof gen);
     if (gen == UINT64_MAX) run.child_failed = true;
     run.last_ack = gen;
     run.acked = true;
   }
-  ::close(fds[0]);
   return run;
-}
-
-uint64_t test_seed() {
-  const char* env = std::getenv("DFS_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : std::random_device()();
 }
 
 TEST_CASE("osd/store/dir: kill -9 never exposes a torn or lost transaction") {
@@ -65,7 +44,7 @@ TEST_CASE("osd/store/dir: kill -9 never exposes a torn or lost transaction") {
     o.create = true;
     REQUIRE(open_dir_store(o).has_value());
   }
-  uint64_t seed = test_seed();
+  uint64_t seed = test::test_seed();
   INFO("DFS_SEED=", seed);
   std::mt19937_64 rng(seed);
   crashtest::Model model;  // the last verified generation

@@ -12,29 +12,12 @@
 #include <string>
 
 #include "osd/store/object_store.h"
+#include "tests/support/temp_dir.h"
 
 namespace dfs::osd::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/dfs-osd-store-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// A directory named dfs-test-XXXXXX; see tests/support/temp_dir.h.
+using TempDir = test::TempDir;
 
 inline ObjectKey okey(std::string name, uint32_t pg = 1, uint32_t pool = 1) {
   return ObjectKey{pool, pg, std::move(name)};

@@ -10,28 +10,11 @@
 #include <memory>
 #include <string>
 
+#include "tests/support/temp_dir.h"
+
 namespace dfs::raft::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/dfs-raft-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    if (std::getenv("DFS_KEEP_TEST_DIR")) return;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = test::TempDir;  // tests/support/temp_dir.h
 
 // Opens (creating if needed) a RocksDB at `path`; aborts on failure (test setup).
 inline std::unique_ptr<rocksdb::DB> open_db(const std::string& path) {

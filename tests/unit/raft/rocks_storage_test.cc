@@ -2,16 +2,13 @@
 // suffixes, compaction, installed snapshots, groups sharing a DB), and a real kill -9 at
 // random moments never loses a synced write or exposes a torn one.
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <random>
-#include <thread>
 
 #include "common/raft/rocks_storage.h"
+#include "tests/support/kill_child.h"
 #include "tests/unit/raft/rocks_fixture.h"
 
 namespace dfs::raft::testing {
@@ -156,38 +153,21 @@ struct ChildRun {
   bool child_failed = false;
 };
 
+// Starts the child, kills it after `delay`, and collects the (last index, last term)
+// it reported after each sync (UINT64_MAX as the index reports a failure).
 ChildRun run_child_and_kill(const std::string& path, uint64_t seed,
                             std::chrono::milliseconds delay) {
-  int fds[2];
-  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::dup2(fds[1], 3);  // dup2 clears O_CLOEXEC on the copy
-    std::string seed_arg = std::to_string(seed);
-    ::execl(DFS_RAFT_CRASH_CHILD, DFS_RAFT_CRASH_CHILD, path.c_str(), "3", seed_arg.c_str(),
-            nullptr);
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::this_thread::sleep_for(delay);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  auto killed =
+      test::run_and_kill({DFS_RAFT_CRASH_CHILD, path, "3", std::to_string(seed)}, delay);
   ChildRun run;
-  run.child_failed = !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  CrashAck ack;
-  while (::read(fds[0], &ack, sizeof ack) == sizeof ack) {
+  run.child_failed = !killed.died_of_kill;
+  for (size_t at = 0; at + sizeof(CrashAck) <= killed.reports.size(); at += sizeof(CrashAck)) {
+    CrashAck ack;
+    std::memcpy(&ack, killed.reports.data() + at, sizeof ack);
     if (ack.last_index == UINT64_MAX) run.child_failed = true;
     run.last_ack = ack;
   }
-  ::close(fds[0]);
   return run;
-}
-
-uint64_t test_seed() {
-  const char* env = std::getenv("DFS_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : std::random_device()();
 }
 
 // The reopened log is one the child could have synced: consecutive entries whose
@@ -211,7 +191,7 @@ void check_consistent(const RocksStorage& s) {
 
 TEST_CASE("raft/rocks_storage: kill -9 never loses a synced write nor tears a batch") {
   TempDir dir;
-  uint64_t seed = test_seed();
+  uint64_t seed = test::test_seed();
   INFO("DFS_SEED=", seed);
   std::mt19937_64 rng(seed);
   Index total_synced = 0;

@@ -1,12 +1,15 @@
-// Completion<T>: a value that one coroutine sets and any number of coroutines await.
-// Lives on, and must only be touched from, the daemon's single I/O thread.
+// Completion<T>: a value that one party sets and any number of coroutines await, and
+// Signal, a wake-up for a background loop. Both live on, and must only be touched
+// from, the executor they were made with (a daemon's single I/O thread). Used by the
+// MDS's committer and sessions and by raft::RaftGroup (held by shared_ptr there, so a
+// waiter outlives a group destroyed with operations pending).
 #pragma once
 
 #include <optional>
 
 #include "common/rpc/asio.h"
 
-namespace dfs::mds {
+namespace dfs {
 
 template <class T>
 class Completion {
@@ -15,8 +18,10 @@ class Completion {
     timer_.expires_at(asio::steady_timer::time_point::max());
   }
 
-  // Requires: not set before.
+  // The first value wins; later calls are ignored (an operation can be failed by a
+  // shutdown and completed by a late apply in the same turn).
   void set(T value) {
+    if (value_) return;
     value_ = std::move(value);
     // An expired timer also releases waits that start after this point.
     timer_.expires_at(asio::steady_timer::time_point::min());
@@ -57,4 +62,4 @@ class Signal {
   bool pending_ = false;
 };
 
-}  // namespace dfs::mds
+}  // namespace dfs
