@@ -1,5 +1,6 @@
-// dfs-mds: the metadata server (rank 0, one replica in this version). Thin: parses
-// flags and config, opens the metadata store, connects to the cluster for data objects
+// dfs-mds: the metadata server of rank 0: alone (one [mds.X] section) or one replica
+// of the rank's Raft group (several [mds.X] sections). Thin: parses flags and config,
+// opens the metadata store (and the Raft log), connects to the cluster for data objects
 // and runs the MdsService on one I/O thread until SIGTERM.
 #include <spdlog/spdlog.h>
 
@@ -9,6 +10,7 @@
 #include "client-fuse/libdfs/object_client.h"
 #include "common/daemon/daemon_setup.h"
 #include "common/daemon/run_until_signal.h"
+#include "common/raft/members_config.h"
 #include "mds/ops/layout_xattr.h"
 #include "mds/service/mds_service.h"
 
@@ -39,6 +41,28 @@ dfs::Result<dfs::mds::FsSettings> fs_settings(const dfs::Config& config,
   return fs;
 }
 
+// The replicas of `section`'s rank: every [mds.X] section with the same rank. Fewer
+// than two: a single-replica rank (an empty result).
+dfs::Result<std::vector<dfs::mds::RankReplica>> rank_replicas(const dfs::Config& config,
+                                                              const std::string& section) {
+  auto rank_of = [&](const std::string& s) { return config.get_int(s, "rank", 0); };
+  auto mine = DFS_TRY(rank_of(section));
+  auto replicas = DFS_TRY(dfs::raft::members_from_config(
+      config, "mds", "", [&](const std::string& s) {
+        auto rank = rank_of(s);
+        return rank && *rank == mine;
+      }));
+  for (const auto& r : replicas) {
+    if (r.addr.empty()) {
+      return dfs::make_error(dfs::ErrorCode::kInvalidArgument,
+                             "[" + r.name + "] needs an addr: the replicas of a rank reach each "
+                             "other there");
+    }
+  }
+  if (replicas.size() < 2) replicas.clear();
+  return replicas;
+}
+
 // The cluster may still be starting: keep trying until a monitor answers.
 std::unique_ptr<dfs::client::ObjectClient> connect_cluster(std::vector<std::string> mons,
                                                            const std::string& name) {
@@ -66,9 +90,29 @@ int main(int argc, char** argv) {
   auto fs = fs_settings(config, section);
   if (!fs) return fail(fs.error().to_string());
 
+  auto replicas = rank_replicas(config, section);
+  if (!replicas) return fail(replicas.error().to_string());
   auto store = dfs::mds::open_rocks_meta_store(data + "/meta", flags.mkfs);
   if (!store) return fail(store.error().to_string());
+  std::unique_ptr<dfs::mds::RankReplication> replication;
+  if (!replicas->empty()) {
+    dfs::mds::ReplicationOptions r;
+    r.replicas = *replicas;
+    for (const auto& replica : r.replicas) {
+      if (replica.name == section) r.id = replica.id;
+    }
+    r.raft_dir = data + "/raft";
+    auto opened = dfs::mds::RankReplication::open(r, **store, *fs, flags.mkfs);
+    if (!opened) return fail(opened.error().to_string());
+    replication = std::move(*opened);
+  }
   if (flags.mkfs) {
+    if (replication) {
+      // The file system itself is the rank's first log entry, written by its first leader.
+      fmt::print("dfs-mds: created replica {} of rank 0 ({} replicas) in {}\n", section,
+                 replicas->size(), data);
+      return 0;
+    }
     auto formatted = dfs::mds::format_meta_store(**store, *fs, dfs::mds::realtime_now());
     if (!formatted) return fail(formatted.error().to_string());
     fmt::print("dfs-mds: created an empty file system for {} in {}\n", section, data);
@@ -95,7 +139,8 @@ int main(int argc, char** argv) {
   auto cluster = connect_cluster(options.mon_addrs, section);
   boost::asio::io_context io;
   dfs::mds::MdsService service(io.get_executor(), options, std::move(*store),
-                               dfs::mds::make_cluster_data_objects(*cluster));
+                               dfs::mds::make_cluster_data_objects(*cluster),
+                               std::move(replication));
   auto loaded = service.load();
   if (!loaded) return fail(loaded.error().to_string());
   auto address = service.start();

@@ -7,7 +7,7 @@
 #include "common/daemon/daemon_setup.h"
 #include "common/daemon/run_until_signal.h"
 #include "mon/service/monitor.h"
-#include "mon/service/quorum_config.h"
+#include "common/raft/members_config.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"dfs-mon: the dfs cluster monitor (serves the cluster map)"};
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   options.snapshot_every = static_cast<uint64_t>(*snapshot_every);
-  auto members = dfs::mon::quorum_from_config(config, "127.0.0.1:6789");
+  auto members = dfs::raft::members_from_config(config, "mon", "127.0.0.1:6789");
   if (!members) {
     fmt::print(stderr, "dfs-mon: {}\n", members.error().to_string());
     return 1;

@@ -129,6 +129,18 @@ Status ClusterMap::apply_boot_mds(const proto::BootMds& boot) {
   mds->set_up(true);
   mds->set_instance(boot.instance());
   mds->set_up_from(map_.epoch() + 1);
+  mds->set_standby(boot.standby());
+  if (!boot.standby()) {
+    // The rank's new leader: every other replica that led in an older term follows now.
+    // One that claims a newer term stays active (this boot came late); clients pick the
+    // newest term anyway.
+    mds->set_leader_term(boot.leader_term());
+    for (auto& m : *map_.mutable_mds()) {
+      if (&m != mds && m.rank() == boot.rank() && m.leader_term() <= boot.leader_term()) {
+        m.set_standby(true);
+      }
+    }
+  }
   std::sort(map_.mutable_mds()->begin(), map_.mutable_mds()->end(),
             [](const proto::MdsInfo& a, const proto::MdsInfo& b) { return a.name() < b.name(); });
   return ok_status();
@@ -189,10 +201,12 @@ const proto::MdsInfo* ClusterMap::mds(std::string_view name) const {
 }
 
 const proto::MdsInfo* ClusterMap::mds_for_rank(uint32_t rank) const {
+  const proto::MdsInfo* best = nullptr;
   for (const auto& m : map_.mds()) {
-    if (m.up() && m.rank() == rank) return &m;
+    if (!m.up() || m.standby() || m.rank() != rank) continue;
+    if (!best || m.leader_term() > best->leader_term()) best = &m;
   }
-  return nullptr;
+  return best;
 }
 
 const proto::Pool* ClusterMap::pool(int32_t id) const {

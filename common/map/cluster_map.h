@@ -31,7 +31,7 @@ class ClusterMap {
 
   const proto::OsdInfo* osd(int32_t id) const;
   const proto::MdsInfo* mds(std::string_view name) const;
-  // The up MDS serving `rank`, if any.
+  // The up, active (not standby) MDS serving `rank` with the newest leader term, if any.
   const proto::MdsInfo* mds_for_rank(uint32_t rank) const;
   const proto::Pool* pool(int32_t id) const;
   const proto::Pool* pool_by_name(std::string_view name) const;

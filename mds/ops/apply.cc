@@ -44,6 +44,8 @@ Result<std::string> dispatch(OpContext& ctx, const proto::MdsLogEntry& e) {
       return apply_purge_done(ctx, e.purge_done());
     case E::kForgetSession:
       return apply_forget_session(ctx, e.forget_session());
+    case E::kFormat:
+      return apply_format(ctx, e.format());
     case E::OP_NOT_SET:
       break;
   }

@@ -1,15 +1,15 @@
-// format_meta_store: the initial state of rank 0, written by `dfs-mds --mkfs`.
+// The initial state of a rank: written directly by `dfs-mds --mkfs` (a single-replica
+// rank), or applied as the FormatFs log entry (a replicated rank's first entry).
 #include "mds/ops/inode_rules.h"
 
 namespace dfs::mds {
+namespace {
 
-Status format_meta_store(MetaStore& store, const FsSettings& fs, const proto::Timespec& now) {
-  if (DFS_TRY(store.get(meta_key(kFormatVersion)))) {
+// The root directory (inode 1, mode 0755, owned by root) and the counters.
+Status write_initial_state(MetaWriter& w, const FsSettings& fs, const proto::Timespec& now) {
+  if (DFS_TRY(w.txn().get(meta_key(kFormatVersion)))) {
     return make_error(ErrorCode::kAlreadyExists, "the metadata store already holds a file system");
   }
-  GroupTxn txn(store);
-  txn.begin_entry();
-  MetaWriter w(txn);
   proto::Inode root;
   root.set_ino(kRootIno);
   root.set_mode(S_IFDIR | 0755);
@@ -25,8 +25,23 @@ Status format_meta_store(MetaStore& store, const FsSettings& fs, const proto::Ti
   w.set_counter(kNextIno, (uint64_t(fs.rank) << kRankShift) | 2);
   w.set_counter(kInodeCount, 1);
   w.set_counter(kLogIndex, 0);
+  return ok_status();
+}
+
+}  // namespace
+
+Status format_meta_store(MetaStore& store, const FsSettings& fs, const proto::Timespec& now) {
+  GroupTxn txn(store);
+  txn.begin_entry();
+  MetaWriter w(txn);
+  DFS_TRY_STATUS(write_initial_state(w, fs, now));
   txn.commit_entry();
   return store.write(txn.batch(), /*sync=*/true);
+}
+
+Result<std::string> apply_format(OpContext& ctx, const proto::FormatFs& /*req*/) {
+  DFS_TRY_STATUS(write_initial_state(ctx.w, ctx.fs, ctx.now()));
+  return proto::Empty().SerializeAsString();
 }
 
 }  // namespace dfs::mds

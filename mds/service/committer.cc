@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "common/raft/raft_group.h"
+
 namespace dfs::mds {
 
 proto::Timespec realtime_now() {
@@ -38,7 +40,11 @@ awaitable<Result<std::string>> Committer::submit(proto::MdsLogEntry entry) {
   if (!writing_) {
     // Posted, not run here: requests that arrive meanwhile join the group.
     writing_ = true;
-    asio::post(io_, [this] { write_groups(); });
+    if (raft_) {
+      spawn_checked(io_, replicate_groups());
+    } else {
+      asio::post(io_, [this] { write_groups(); });
+    }
   }
   co_await pending->done.wait();
   co_return std::move(pending->result);
@@ -54,6 +60,12 @@ Committer::Group Committer::take_group() {
     queue_.pop_front();
   }
   return group;
+}
+
+void Committer::set_raft(raft::RaftGroup* raft) {
+  raft_ = raft;
+  // One group is one Raft command, which must fit the group's command limit.
+  options_.max_group_bytes = std::min<size_t>(options_.max_group_bytes, 512u << 10);
 }
 
 void Committer::write_groups() {
@@ -79,6 +91,43 @@ void Committer::write_groups() {
     }
     if (!written) spdlog::error("metadata group commit failed: {}", written.error().to_string());
     start_syncer();
+  }
+  writing_ = false;
+}
+
+awaitable<void> Committer::replicate_groups() {
+  while (!queue_.empty()) {
+    Group group = take_group();
+    GroupTxn scratch(store_);  // never written: the state machine writes the store
+    apply_group(group, last_index_ + 1, scratch);
+    proto::MdsLogGroup command;
+    for (const auto& p : group) {
+      if (p->result) *command.add_entries() = p->entry;
+    }
+    Status outcome = ok_status();
+    if (command.entries_size() > 0) {
+      auto replicated = co_await raft_->propose(command.SerializeAsString());
+      if (!replicated) outcome = std::move(replicated).error();
+    }
+    ++stats_.groups;
+    for (auto& p : group) {
+      if (p->result && !outcome) p->result = outcome.error();
+      if (p->result) {
+        last_index_ = std::max(last_index_, p->entry.index());
+        ++stats_.entries;
+        // Committed on a majority: as durable as a replicated rank makes anything.
+        for (auto& listener : listeners_) listener(p->entry, p->effects);
+      } else if (outcome) {
+        ++stats_.failed_entries;
+      }
+      p->done.set(true);
+    }
+    durable_index_ = last_index_;
+    if (!outcome) {
+      // Not the leader any more, or the group stopped: the entries may still commit, so
+      // the indexes are reloaded from the store before this replica leads again.
+      spdlog::warn("metadata group not replicated: {}", outcome.error().to_string());
+    }
   }
   writing_ = false;
 }
@@ -158,6 +207,12 @@ Status Committer::decide(Pending& p, GroupTxn& txn, uint64_t index) {
 
 Status Committer::process(Group& group, uint64_t first_index) {
   GroupTxn txn(store_);
+  apply_group(group, first_index, txn);
+  if (txn.empty()) return ok_status();
+  return store_.write(txn.batch(), /*sync=*/false);
+}
+
+void Committer::apply_group(Group& group, uint64_t first_index, GroupTxn& txn) {
   uint64_t index = first_index;
   for (auto& p : group) {
     txn.begin_entry();
@@ -176,8 +231,6 @@ Status Committer::process(Group& group, uint64_t first_index) {
       p->effects = {};
     }
   }
-  if (txn.empty()) return ok_status();
-  return store_.write(txn.batch(), /*sync=*/false);
 }
 
 }  // namespace dfs::mds

@@ -13,6 +13,15 @@
 // only then, and wait_durable() (fsync, fsyncdir, syncfs) returns only then. Without
 // a waiter the syncer first lets groups gather for `sync_delay`. With
 // `reply_after_sync`, replies wait for durability as well (the old behaviour).
+//
+// A replicated rank (set_raft) has no local log: each group's entries, decided and
+// applied on the leader in a scratch GroupTxn only to learn their replies, go to the
+// rank's Raft group as one command; the state machine (MdsStateMachine) writes them to
+// the store on every replica once they are committed, and only then are the replies
+// released ("safe" replies: committed on a majority, so durable as the rank is). Groups
+// are decided one after the other, each against the committed state of the one before,
+// so the leader's store never holds an uncommitted entry. Early ("unsafe") replies with
+// client resends are future work (docs/architecture.md).
 // Public methods run on the I/O executor.
 #pragma once
 
@@ -24,6 +33,10 @@
 #include "mds/ops/op_context.h"
 #include "common/rpc/completion.h"
 #include "mds/store/meta_store.h"
+
+namespace dfs::raft {
+class RaftGroup;
+}
 
 namespace dfs::mds {
 
@@ -53,9 +66,14 @@ class Committer {
   Committer(asio::any_io_executor io, asio::thread_pool& pool, MetaStore& store, FsSettings fs,
             NowFn now, CommitterOptions options = {});
 
-  // Reads the last log index and the inode counter. Blocking: call before serving.
+  // Reads the last log index and the inode counter. Blocking: call before serving (and
+  // a replicated rank's new leader again before it serves).
   // Errors: store errors.
   Status load();
+
+  // Replicates groups through `raft` instead of the local log (see above). Requires:
+  // before the first submit; `raft` outlives the committer's work.
+  void set_raft(raft::RaftGroup* raft);
 
   // Logs and applies the op set in `entry`; the committer fills index, now, new_ino and
   // layout. Returns the op's serialized reply once its entry is applied and logged (or
@@ -96,6 +114,7 @@ class Committer {
   };
 
   void write_groups();
+  awaitable<void> replicate_groups();
   awaitable<void> syncer_loop();
   void start_syncer();
   // The entries up to `index` are durable: tell the listeners and the waiters.
@@ -103,7 +122,10 @@ class Committer {
   // The log could not be made durable: waiters get `failure`, now and from now on.
   void on_sync_failed(const Error& failure);
   Group take_group();
-  // Decides, applies and writes one group (without sync). Returns the write status.
+  // Decides and applies one group into `txn`: each entry gets its result (an entry
+  // that fails, by its op or a store read, leaves no writes).
+  void apply_group(Group& group, uint64_t first_index, GroupTxn& txn);
+  // apply_group, then writes the group (without sync). Returns the write status.
   Status process(Group& group, uint64_t first_index);
   Status decide(Pending& p, GroupTxn& txn, uint64_t index);
 
@@ -113,6 +135,7 @@ class Committer {
   FsSettings fs_;
   NowFn now_;
   CommitterOptions options_;
+  raft::RaftGroup* raft_ = nullptr;
   std::deque<std::shared_ptr<Pending>> queue_;  // I/O thread
   bool writing_ = false;
   bool syncing_ = false;

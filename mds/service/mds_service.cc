@@ -28,7 +28,8 @@ uint64_t random_instance() {
 }  // namespace
 
 MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
-                       std::unique_ptr<MetaStore> store, std::unique_ptr<DataObjects> data)
+                       std::unique_ptr<MetaStore> store, std::unique_ptr<DataObjects> data,
+                       std::unique_ptr<RankReplication> replication)
     : executor_(executor),
       options_(std::move(options)),
       entity_("mds." + options_.name),
@@ -39,7 +40,9 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
       purge_wake_(executor),
       housekeeping_wake_(executor),
       started_at_(Clock::now()),
-      instance_(random_instance()) {
+      instance_(random_instance()),
+      replication_(std::move(replication)),
+      serving_(!replication_) {
   committer_.add_listener([this](const proto::MdsLogEntry& entry, const ApplyEffects& effects) {
     on_entry_durable(entry, effects);
   });
@@ -61,14 +64,28 @@ MdsService::~MdsService() {
 
 Status MdsService::load() {
   auto root = DFS_TRY(find_inode(*store_, kRootIno));
-  if (!root && options_.fs.rank == 0) {
+  // A replicated rank's file system is created by its first log entry (become_active).
+  if (!root && options_.fs.rank == 0 && !replication_) {
     return make_error(ErrorCode::kNotFound, "the metadata store holds no file system (run --mkfs)");
   }
+  if (replication_) {
+    spdlog::info("{}: replica {} of rank {} ({} replicas), standby until it leads", entity_,
+                 replication_->options().id, options_.fs.rank,
+                 replication_->options().replicas.size());
+    return ok_status();  // the active replica loads the rest when it takes over
+  }
+  return load_volatile_state();
+}
+
+Status MdsService::load_volatile_state() {
   DFS_TRY_STATUS(committer_.load());
+  orphans_.clear();
   auto orphans = DFS_TRY(store_->scan(orphan_prefix(), prefix_end(orphan_prefix()), SIZE_MAX));
   for (const auto& kv : orphans) orphans_.insert(get_be64(std::string_view(kv.key).substr(1)));
   started_at_ = Clock::now();
-  // Replies to recent requests: a client resending one after our restart gets it.
+  // Replies to recent requests: a client resending one after our restart (or to a new
+  // leader) gets it instead of a second execution.
+  sessions_.clear();
   auto remembered = DFS_TRY(store_->scan(request_prefix(), prefix_end(request_prefix()), SIZE_MAX));
   for (auto& kv : remembered) {
     auto key = DFS_TRY(decode_request_key(kv.key));
@@ -91,12 +108,24 @@ Result<std::string> MdsService::start() {
       return handle(method, std::move(frame.body), std::move(conn));
     });
   }
+  if (replication_) router_ = std::make_unique<raft::RaftRouter>(*server_);
   address_ = DFS_TRY(server_->listen(options_.listen_addr));
   start_background();
-  if (!options_.mon_addrs.empty()) {
+  if (!options_.mon_addrs.empty() || replication_) {
     messenger_ = std::make_unique<rpc::Messenger>(
         executor_, rpc::MessengerOptions{conn_options},
-        [this](rpc::ConnectionPtr, rpc::Frame frame) { maps_->on_push(frame); });
+        [this](rpc::ConnectionPtr, rpc::Frame frame) {
+          if (maps_) maps_->on_push(frame);
+        });
+  }
+  if (replication_) {
+    DFS_TRY_STATUS(
+        replication_->start(executor_, blocking_, *messenger_, *router_, options_.fs.rank));
+    committer_.set_raft(&replication_->group());
+    ++background_running_;
+    spawn_checked(executor_, leadership_loop());
+  }
+  if (!options_.mon_addrs.empty()) {
     maps_ = std::make_unique<MapSubscriber>(executor_, *messenger_, options_.mon_addrs);
     maps_->add_listener([this](const ClusterMap& previous) { on_map_change(previous); });
     maps_->start();
@@ -108,21 +137,28 @@ Result<std::string> MdsService::start() {
 }
 
 awaitable<void> MdsService::boot_loop() {
-  if (booting_) co_return;
+  if (booting_ || !maps_) co_return;
   booting_ = true;
-  proto::CommandRequest request;
-  auto* boot = request.mutable_command()->mutable_boot_mds();
-  boot->set_name(entity_);
-  boot->set_addr(address_);
-  boot->set_rank(options_.fs.rank);
-  boot->set_instance(instance_);
   for (;;) {
+    // What we are now: a takeover or a step-down while a boot was in flight is
+    // announced by the next round.
+    proto::CommandRequest request;
+    auto* boot = request.mutable_command()->mutable_boot_mds();
+    boot->set_name(entity_);
+    boot->set_addr(address_);
+    boot->set_rank(options_.fs.rank);
+    boot->set_instance(instance_);
+    boot->set_standby(!serving_);
+    boot->set_leader_term(serving_term_);
     auto reply =
         co_await maps_->call_mon(rpc::kMonCommand, request.SerializeAsString(), Duration(5000));
+    if (stopping_) break;
     if (reply) {
       auto parsed = rpc::parse_body<proto::CommandReply>(reply->body);
-      spdlog::info("{} booted into the map at epoch {}", entity_, parsed ? parsed->epoch() : 0);
-      break;
+      spdlog::info("{} booted into the map at epoch {} as {}", entity_,
+                   parsed ? parsed->epoch() : 0, boot->standby() ? "standby" : "active");
+      if (boot->standby() == !serving_ && boot->instance() == instance_) break;
+      continue;
     }
     spdlog::warn("{} boot not accepted yet: {}", entity_, reply.error().to_string());
     co_await sleep_for(Duration(1000));
@@ -132,11 +168,79 @@ awaitable<void> MdsService::boot_loop() {
 
 void MdsService::on_map_change(const ClusterMap& /*previous*/) {
   const auto* me = maps_->map().mds(entity_);
-  // Marked down, or another process took our name: announce ourselves again.
-  if (me && (!me->up() || me->instance() != instance_ || me->addr() != address_) && !booting_) {
+  // Marked down, another process took our name, or the map has us in the wrong role
+  // (a newer leader's boot made us standby while we still lead): announce again.
+  if (me && (!me->up() || me->instance() != instance_ || me->addr() != address_ ||
+             me->standby() == serving_) &&
+      !booting_) {
     spdlog::warn("{} is not up as itself in map epoch {}; booting again", entity_, maps_->epoch());
     spawn_checked(executor_, boot_loop());
   }
+}
+
+awaitable<void> MdsService::leadership_loop() {
+  // Polled rather than signalled: a role change is rare, and 10 ms of polling is small
+  // beside the election timeout that precedes every takeover.
+  while (!stopping_) {
+    auto status = replication_->status();
+    bool leads = status.role == raft::Role::kLeader && !status.failed;
+    if (serving_ && (!leads || status.term != serving_term_)) {
+      become_standby();
+    } else if (!serving_ && leads) {
+      co_await become_active(status.term);
+    }
+    co_await sleep_for(Duration(10));
+  }
+  --background_running_;
+}
+
+awaitable<void> MdsService::become_active(raft::Term term) {
+  // A read index round: returns once this replica has applied everything committed
+  // before its term, which is what the state it serves from must hold.
+  auto caught_up = co_await replication_->group().linearizable_read();
+  auto status = replication_->status();
+  if (!caught_up || status.role != raft::Role::kLeader || status.term != term || stopping_) {
+    co_return;  // not yet (the term's first entry is not committed) or not any more
+  }
+  auto loaded = co_await run_blocking(blocking_, [this] { return load_volatile_state(); });
+  if (!loaded) {
+    spdlog::error("{}: cannot take over rank {}: {}", entity_, options_.fs.rank,
+                  loaded.error().to_string());
+    co_return;
+  }
+  // Clients must re-open their files with us (our open counts start empty).
+  instance_ = random_instance();
+  serving_ = true;
+  serving_term_ = term;
+  spdlog::info("{}: active for rank {} at raft term {} (log index {})", entity_, options_.fs.rank,
+               term, committer_.last_index());
+  auto root = co_await run_blocking(blocking_, [this] { return find_inode(*store_, kRootIno); });
+  if (root && !*root) {
+    proto::MdsLogEntry format;
+    format.mutable_format();
+    auto formatted = co_await committer_.submit(std::move(format));
+    if (formatted) spdlog::info("{}: created the file system of rank {}", entity_, options_.fs.rank);
+  }
+  spawn_checked(executor_, boot_loop());
+}
+
+void MdsService::become_standby() {
+  spdlog::info("{}: no longer active for rank {} (was at raft term {})", entity_,
+               options_.fs.rank, serving_term_);
+  serving_ = false;
+  sessions_.clear();
+  orphans_.clear();
+  spawn_checked(executor_, boot_loop());
+}
+
+Error MdsService::standby_error() const {
+  std::string leader = "none elected yet";
+  if (replication_) {
+    if (const auto* r = replication_->replica(replication_->status().leader)) leader = r->name;
+  }
+  return Error(ErrorCode::kUnavailable, entity_ + " is a standby replica of rank " +
+                                            std::to_string(options_.fs.rank) +
+                                            " (leader: " + leader + ")");
 }
 
 std::string MdsService::client_of(const proto::MdsRequestHeader& header,
@@ -165,6 +269,7 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
     }
     header = probe.header();
   }
+  if (!serving_) co_return unexpected(standby_error());
   if (method == rpc::kMdsBatch) co_return co_await on_batch(std::move(body), std::move(conn));
   std::string client = client_of(header, conn);
   if (method == rpc::kMdsSession) {

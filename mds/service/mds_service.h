@@ -1,8 +1,11 @@
-// MdsService: one dfs-mds serving metadata rank 0 (one replica). Handlers validate and
-// parse requests, run reads on the blocking pool against committed state and send
-// mutations through the Committer (group commit); the object work the MDS owns
-// (truncation, uninlining, purging deleted files) goes through DataObjects. Everything
-// here runs on the single I/O thread; store access runs on `blocking_`.
+// MdsService: one dfs-mds serving metadata rank 0, alone or as one replica of a
+// replicated rank (RankReplication). Handlers validate and parse requests, run reads
+// against committed state and send mutations through the Committer (group commit); the
+// object work the MDS owns (truncation, uninlining, purging deleted files) goes through
+// DataObjects. A replica serves clients only while it leads its rank and has applied
+// everything committed before its term (active); otherwise (standby) it refuses them
+// with kUnavailable and the map sends clients to the active one. Everything here runs
+// on the single I/O thread; store access that may block runs on `blocking_`.
 #pragma once
 
 #include <functional>
@@ -17,6 +20,7 @@
 #include "common/rpc/server.h"
 #include "mds/service/committer.h"
 #include "mds/service/data_objects.h"
+#include "mds/service/rank_replication.h"
 #include "mds/service/sessions.h"
 
 namespace dfs::mds {
@@ -37,8 +41,10 @@ struct MdsOptions {
 
 class MdsService {
  public:
+  // `replication` (null: a single-replica rank) must have been opened on `store`.
   MdsService(asio::any_io_executor executor, MdsOptions options, std::unique_ptr<MetaStore> store,
-             std::unique_ptr<DataObjects> data);
+             std::unique_ptr<DataObjects> data,
+             std::unique_ptr<RankReplication> replication = nullptr);
   ~MdsService();
 
   // Loads the committed state (log index, orphans). Blocking: call before serving.
@@ -62,6 +68,10 @@ class MdsService {
   // Serves one request (what the RPC server calls). `conn` may be null (tests).
   awaitable<Result<rpc::Reply>> handle(uint32_t method, std::string body, rpc::ConnectionPtr conn);
 
+  // Serving clients: always for a single replica; for a replicated rank's replica,
+  // while it is the active one.
+  bool serving() const { return serving_; }
+  RankReplication* replication() { return replication_.get(); }
   Committer& committer() { return committer_; }
   MetaStore& store() { return *store_; }
   SessionTable& sessions() { return sessions_; }
@@ -116,7 +126,17 @@ class MdsService {
   awaitable<void> housekeeping_loop();
   awaitable<Status> purge_batch();
 
-  // boot
+  // The orphans and remembered replies in the store (after a start or a takeover).
+  // Blocking.
+  Status load_volatile_state();
+
+  // replication (mds_service.cc): following the rank's Raft role
+  awaitable<void> leadership_loop();
+  awaitable<void> become_active(raft::Term term);
+  void become_standby();
+  Error standby_error() const;
+
+  // boot: announces this MDS (active or standby) until the map shows it as it is
   awaitable<void> boot_loop();
   void on_map_change(const ClusterMap& previous);
 
@@ -141,6 +161,10 @@ class MdsService {
   std::unique_ptr<rpc::Messenger> messenger_;
   std::unique_ptr<MapSubscriber> maps_;
   std::unique_ptr<rpc::RpcServer> server_;
+  std::unique_ptr<raft::RaftRouter> router_;
+  std::unique_ptr<RankReplication> replication_;  // after the messenger and server it uses
+  bool serving_ = true;
+  raft::Term serving_term_ = 0;  // the Raft term this replica became active in
   bool booting_ = false;
 };
 

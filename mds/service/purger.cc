@@ -35,7 +35,7 @@ void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEf
 }
 
 void MdsService::purge_if_unused(uint64_t ino) {
-  if (stopping_) return;
+  if (stopping_ || !serving_) return;
   if (!orphans_.count(ino) || sessions_.open_count(ino) > 0 || purging_orphans_.count(ino)) return;
   if (Clock::now() - started_at_ < options_.reclaim_grace) return;  // housekeeping retries
   purging_orphans_.insert(ino);
@@ -62,6 +62,7 @@ awaitable<void> MdsService::housekeeping_loop() {
   for (;;) {
     co_await housekeeping_wake_.wait(options_.housekeeping_interval);
     if (stopping_) break;
+    if (!serving_) continue;  // the active replica keeps house
     auto expired = sessions_.expire(Clock::now(), options_.session_timeout);
     for (uint64_t ino : expired.unused) purge_if_unused(ino);
     for (auto& client : expired.clients)
@@ -81,6 +82,10 @@ awaitable<void> MdsService::housekeeping_loop() {
 
 awaitable<void> MdsService::purge_loop() {
   while (!stopping_) {
+    if (!serving_) {  // the active replica purges
+      co_await purge_wake_.wait(kPurgeRetryWait);
+      continue;
+    }
     auto purged = co_await purge_batch();
     if (stopping_) break;
     if (!purged) {

@@ -60,6 +60,11 @@ class SessionTable {
   Expired expire(Clock::time_point now, Duration timeout);
 
   size_t size() const { return sessions_.size(); }
+  // Forgets every session (a replica that stops leading: its successor has its own).
+  void clear() {
+    sessions_.clear();
+    open_counts_.clear();
+  }
 
  private:
   size_t max_remembered_;

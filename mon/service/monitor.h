@@ -17,14 +17,15 @@
 #include "common/proto/mon.pb.h"
 #include "common/raft/raft_group.h"
 #include "common/rpc/messenger.h"
+#include "common/raft/members_config.h"
 #include "common/rpc/server.h"
 #include "mon/service/failure_detector.h"
 #include "mon/service/map_state_machine.h"
 #include "mon/service/map_store.h"
-#include "mon/service/quorum_config.h"
 
 namespace dfs::mon {
 
+using MonMember = raft::RaftMember;
 
 struct MonitorOptions {
   std::string entity = "mon.a";

@@ -43,6 +43,27 @@ void print_quorum_text(const QuorumView& q) {
   }
 }
 
+// The MDS line of each rank: its active replica (the one clients use) and the others.
+std::vector<std::string> mds_rank_lines(const ClusterMap& map) {
+  std::map<uint32_t, std::vector<const proto::MdsInfo*>> ranks;
+  for (const auto& m : map.proto().mds()) ranks[m.rank()].push_back(&m);
+  std::vector<std::string> lines;
+  for (const auto& [rank, replicas] : ranks) {
+    const auto* active = map.mds_for_rank(rank);
+    std::string line = "rank " + std::to_string(rank) + ": ";
+    line += active ? "active " + active->name() + fmt::format(" (term {})", active->leader_term())
+                   : std::string("no active MDS");
+    std::string others;
+    for (const auto* m : replicas) {
+      if (m == active) continue;
+      others += (others.empty() ? "" : ", ") + m->name() + (m->up() ? "" : " (down)");
+    }
+    if (!others.empty()) line += "; standby " + others;
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 void print_json(const proto::StatusReply& status, const QuorumView& q,
                 const std::vector<std::string>& warnings, int up, int in, const Capacity& cap) {
   const auto& map = status.map();
@@ -75,6 +96,17 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
     out += std::string("}") + (i + 1 < q.mons.size() ? "," : "") + "\n";
   }
   out += "    ]\n  },\n";
+  ClusterMap cluster_map(map);
+  out += "  \"mds\": [\n";
+  for (int i = 0; i < map.mds_size(); ++i) {
+    const auto& m = cluster_map.proto().mds(i);
+    bool active = cluster_map.mds_for_rank(m.rank()) == &m;
+    out += "    {\"name\": " + json_string(m.name()) + ", \"addr\": " + json_string(m.addr()) +
+           fmt::format(", \"rank\": {}, \"up\": {}, \"active\": {}, \"leader_term\": {}}}",
+                       m.rank(), m.up(), active, m.leader_term()) +
+           (i + 1 < map.mds_size() ? "," : "") + "\n";
+  }
+  out += "  ],\n";
   out += fmt::format("  \"osds\": {{\"total\": {}, \"up\": {}, \"in\": {}}},\n", map.osds_size(),
                      up, in);
   out += fmt::format("  \"pools\": {},\n", map.pools_size());
@@ -133,6 +165,7 @@ int print_status(const GlobalOptions& global, const std::string& format) {
   fmt::print("  monitor:  {} (up {} s), map epoch {}\n", status->mon_entity(), status->uptime_s(),
              map.epoch());
   print_quorum_text(quorum);
+  for (const auto& line : mds_rank_lines(ClusterMap(map))) fmt::print("  mds:      {}\n", line);
   fmt::print("  osds:     {} total, {} up, {} in\n", map.osds_size(), up, in);
   fmt::print("  pools:    {}\n", map.pools_size());
   fmt::print("  capacity: {:.1f} GiB used of {:.1f} GiB raw on up OSDs; {} object replicas\n",

@@ -97,3 +97,44 @@ TEST_CASE("common/map: acting set skips down OSDs, placement spans hosts") {
 }
 
 }  // namespace dfs
+
+namespace dfs {
+namespace {
+
+proto::MapCommand boot_mds(const std::string& name, bool standby, uint64_t term) {
+  proto::MapCommand c;
+  auto* b = c.mutable_boot_mds();
+  b->set_name(name);
+  b->set_addr(name + ":1");
+  b->set_rank(0);
+  b->set_instance(term + 1);
+  b->set_standby(standby);
+  b->set_leader_term(term);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("common/map: clients go to the rank's active MDS with the newest leader term") {
+  ClusterMap map;
+  REQUIRE(map.apply(boot_mds("mds.a", true, 0)));
+  REQUIRE(map.apply(boot_mds("mds.b", true, 0)));
+  CHECK(map.mds_for_rank(0) == nullptr);  // standbys only: nobody serves yet
+  REQUIRE(map.apply(boot_mds("mds.b", false, 3)));
+  REQUIRE(map.mds_for_rank(0));
+  CHECK(map.mds_for_rank(0)->name() == "mds.b");
+  // A new leader makes the old one standby.
+  REQUIRE(map.apply(boot_mds("mds.a", false, 4)));
+  CHECK(map.mds_for_rank(0)->name() == "mds.a");
+  CHECK(map.mds("mds.b")->standby());
+  // A deposed leader's late boot (older term) does not win clients back.
+  REQUIRE(map.apply(boot_mds("mds.b", false, 3)));
+  CHECK(map.mds_for_rank(0)->name() == "mds.a");
+  CHECK_FALSE(map.mds("mds.a")->standby());
+  // A single-replica rank boots active at term 0, as before replication.
+  ClusterMap single;
+  REQUIRE(single.apply(boot_mds("mds.a", false, 0)));
+  CHECK(single.mds_for_rank(0)->name() == "mds.a");
+}
+
+}  // namespace dfs

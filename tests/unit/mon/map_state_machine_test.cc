@@ -6,7 +6,7 @@
 
 #include "common/config/config.h"
 #include "mon/service/map_state_machine.h"
-#include "mon/service/quorum_config.h"
+#include "common/raft/members_config.h"
 
 namespace dfs::mon {
 namespace {
@@ -148,13 +148,13 @@ TEST_CASE("mon/map_state_machine: catch-up sends kept incrementals, else the ful
   CHECK(sm.catch_up(0).has_full());
 }
 
-TEST_CASE("mon/quorum_config: ids follow section order unless set") {
+TEST_CASE("raft/members_config: ids follow section order unless set") {
   auto config = Config::parse(
       "[global]\nmon_addrs = h1:1,h2:2,h3:3\n"
       "[mon.c]\naddr = h3:3\n[mon.a]\naddr = h1:1\n[mon.b]\naddr = h2:2\n[osd.0]\naddr = x\n",
       "test");
   REQUIRE(config.has_value());
-  auto members = quorum_from_config(*config, "d:1");
+  auto members = raft::members_from_config(*config, "mon", "d:1");
   REQUIRE(members.has_value());
   REQUIRE(members->size() == 3);
   CHECK((*members)[0].name == "mon.a");
@@ -165,7 +165,7 @@ TEST_CASE("mon/quorum_config: ids follow section order unless set") {
 
   auto explicit_ids = Config::parse("[mon.a]\nid = 7\n[mon.b]\naddr = h:2\n", "test");
   REQUIRE(explicit_ids.has_value());
-  auto m2 = quorum_from_config(*explicit_ids, "d:1");
+  auto m2 = raft::members_from_config(*explicit_ids, "mon", "d:1");
   REQUIRE(m2.has_value());
   CHECK((*m2)[0].id == 7);
   CHECK((*m2)[0].addr == "d:1");
@@ -173,7 +173,7 @@ TEST_CASE("mon/quorum_config: ids follow section order unless set") {
 
   auto dup = Config::parse("[mon.a]\nid = 2\n[mon.b]\naddr = h:2\n", "test");
   REQUIRE(dup.has_value());
-  auto bad = quorum_from_config(*dup, "d:1");
+  auto bad = raft::members_from_config(*dup, "mon", "d:1");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().code() == ErrorCode::kInvalidArgument);
 }

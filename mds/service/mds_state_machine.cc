@@ -1,0 +1,98 @@
+#include "mds/service/mds_state_machine.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+#include "mds/ops/meta_view.h"
+
+namespace dfs::mds {
+namespace {
+
+constexpr char kRaftApplied[] = "raft_applied";
+
+// Every key of the store (each starts with a one-byte record kind below 0xff).
+Result<std::vector<KeyValue>> scan_all(const MetaStore& store) {
+  return store.scan(std::string(), std::string(1, '\xff'), SIZE_MAX);
+}
+
+}  // namespace
+
+Status MdsStateMachine::load() {
+  applied_ = DFS_TRY(read_counter(store_, kRaftApplied));
+  return ok_status();
+}
+
+void MdsStateMachine::fail_stop(raft::Index index, const std::string& why) {
+  spdlog::critical("metadata replica stops at raft index {}: {}", index, why);
+  spdlog::default_logger()->flush();
+  std::abort();
+}
+
+std::string MdsStateMachine::apply(raft::Index index, std::string_view command) {
+  if (index <= applied_) return {};  // replayed after a restart: already in the store
+  proto::MdsLogGroup group;
+  if (!group.ParseFromArray(command.data(), static_cast<int>(command.size()))) {
+    fail_stop(index, "undecodable log group");
+  }
+  GroupTxn txn(store_);
+  for (const auto& entry : group.entries()) {
+    txn.begin_entry();
+    ApplyEffects effects;  // the leader acts on its own (Committer listeners)
+    auto applied = apply_entry(entry, fs_, txn, effects);
+    if (!applied) {
+      fail_stop(index, "entry " + std::to_string(entry.index()) +
+                           " applied on the leader but fails here: " + applied.error().to_string());
+    }
+    txn.commit_entry();
+  }
+  txn.begin_entry();
+  MetaWriter(txn).set_counter(kRaftApplied, index);
+  txn.commit_entry();
+  Status written = store_.write(txn.batch(), /*sync=*/false);
+  if (!written) fail_stop(index, "store write failed: " + written.error().to_string());
+  applied_ = index;
+  return {};
+}
+
+std::string MdsStateMachine::snapshot() {
+  Status synced = store_.sync();
+  if (!synced) fail_stop(applied_, "store sync for a snapshot failed: " + synced.error().to_string());
+  auto all = scan_all(store_);
+  if (!all) fail_stop(applied_, "store scan for a snapshot failed: " + all.error().to_string());
+  proto::MdsStoreImage image;
+  for (auto& kv : *all) {
+    image.add_keys(std::move(kv.key));
+    image.add_values(std::move(kv.value));
+  }
+  return image.SerializeAsString();
+}
+
+void MdsStateMachine::restore(raft::Index index, std::string_view bytes) {
+  if (index <= applied_) return;
+  proto::MdsStoreImage image;
+  if (!image.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      image.keys_size() != image.values_size()) {
+    fail_stop(index, "undecodable snapshot image");
+  }
+  auto old = scan_all(store_);
+  if (!old) fail_stop(index, "store scan before a restore failed: " + old.error().to_string());
+  WriteBatch batch;
+  for (auto& kv : *old) batch.del(std::move(kv.key));
+  for (int i = 0; i < image.keys_size(); ++i) {
+    batch.put(std::move(*image.mutable_keys(i)), std::move(*image.mutable_values(i)));
+  }
+  GroupTxn txn(store_);
+  txn.begin_entry();
+  MetaWriter(txn).set_counter(kRaftApplied, index);
+  txn.commit_entry();
+  WriteBatch applied_index = txn.batch();
+  for (const auto& op : applied_index.ops()) batch.put(op.key, op.value);
+  Status written = store_.write(batch, /*sync=*/true);
+  if (!written) fail_stop(index, "store write of a snapshot failed: " + written.error().to_string());
+  applied_ = index;
+  spdlog::info("metadata replica restored a snapshot at raft index {} ({} keys)", index,
+               image.keys_size());
+}
+
+}  // namespace dfs::mds

@@ -1,0 +1,49 @@
+// MdsStateMachine: the Raft state machine of a replicated metadata rank. A committed
+// command is an MdsLogGroup; applying it runs apply_entry for each entry in one
+// GroupTxn, records the Raft index, and writes the batch to the store without a sync:
+// the Raft log is what makes entries durable. After a crash the group replays its log
+// from the last snapshot; entries at or below the store's recorded Raft index are
+// skipped, so a replay never applies an entry twice.
+//
+// Every replica, leader included, changes its store only here, and only with committed
+// entries: a deposed leader's store never holds an entry the new leader lacks.
+//
+// A replica that cannot apply a committed entry (its store failed, or the entry fails
+// here although it applied on the leader: the replicas diverged) stops the process
+// rather than serve a state that differs from the others'; a restart replays the log.
+#pragma once
+
+#include <functional>
+
+#include "common/raft/state_machine.h"
+#include "mds/ops/op_context.h"
+#include "mds/store/meta_store.h"
+
+namespace dfs::mds {
+
+class MdsStateMachine final : public raft::StateMachine {
+ public:
+  MdsStateMachine(MetaStore& store, FsSettings fs) : store_(store), fs_(std::move(fs)) {}
+
+  // Reads the Raft index the store has applied. Blocking: call before the group starts.
+  Status load();
+
+  std::string apply(raft::Index index, std::string_view command) override;
+  // Syncs the store (the log below the image may then be dropped) and returns every
+  // key and value as an MdsStoreImage.
+  std::string snapshot() override;
+  // Replaces the store's contents by the image, unless the store has already applied
+  // `index` (a restart: the image is the state it holds).
+  void restore(raft::Index index, std::string_view image) override;
+
+  raft::Index applied_index() const { return applied_; }
+
+ private:
+  [[noreturn]] void fail_stop(raft::Index index, const std::string& why);
+
+  MetaStore& store_;
+  FsSettings fs_;
+  raft::Index applied_ = 0;
+};
+
+}  // namespace dfs::mds
