@@ -1,6 +1,7 @@
 // Messages exchanged by Raft peers, as plain structs. The core produces them in
-// Ready::messages and consumes them in RaftNode::step; transport and encoding belong
-// to the application (a protobuf mapping can live in common/proto later).
+// Ready::early_messages and Ready::messages and consumes them in RaftNode::step;
+// transport and encoding belong to the application (a protobuf mapping can live in
+// common/proto later).
 #pragma once
 
 #include <cstdint>

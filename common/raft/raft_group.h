@@ -7,7 +7,9 @@
 // Group commit: a Ready's writes are synced with one storage.sync() on the pool; while
 // it runs, the node is not touched (no call may come between ready() and advance()),
 // so proposals and messages that arrive queue up and all join the next Ready and its
-// one sync. Messages of a Ready leave only after its sync returned.
+// one sync. A leader's replication messages (appends, heartbeats, snapshot chunks)
+// leave before the sync and travel while it runs (Raft thesis 10.2.1); every other
+// message of a Ready leaves only after its sync returned.
 //
 // Timing defaults: a 50 ms tick, heartbeats every tick and an election timeout of 10
 // ticks (randomized in [500, 1000) ms). A follower notices a dead leader after at most

@@ -1,5 +1,6 @@
 // RaftGroupRuntime's Ready loop and ticker: feed queued inputs to the node, take a
-// Ready, sync on the pool, send, apply, advance; repeat while the node has work.
+// Ready, send its early messages, sync on the pool, send the rest, apply, advance;
+// repeat while the node has work.
 #include <spdlog/spdlog.h>
 
 #include "common/raft/raft_group_runtime.h"
@@ -28,6 +29,10 @@ awaitable<void> RaftGroupRuntime::run(std::shared_ptr<RaftGroupRuntime> self) {
     feed();
     if (!node_.has_ready()) break;
     Ready rd = node_.ready();
+    // A leader's appends go out now and travel while its own fsync runs: a commit
+    // waits for the slower of the two instead of both in turn. Queued here, they
+    // leave once this coroutine yields to the sync.
+    for (const Message& m : rd.early_messages) send(m);
     if (rd.must_sync) {
       // The node stays untouched until advance(): what arrives meanwhile is queued and
       // joins the next Ready, whose one sync covers it all (group commit).

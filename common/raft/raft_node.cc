@@ -3,6 +3,7 @@
 // files (raft_election.cc, raft_replication.cc, raft_snapshot.cc, raft_membership.cc).
 #include "common/raft/raft_node.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/raft/check.h"
@@ -29,6 +30,7 @@ RaftNode::RaftNode(RaftConfig config, RaftLogStorage& storage, Random& random)
   commit_ = std::max(hs.commit, snap);
   DFS_RAFT_CHECK(commit_ <= storage_.last_index());
   applied_ = snap;
+  synced_last_ = storage_.last_index();  // the storage holds what survived: all synced
   reported_hard_state_ = HardState{term_, vote_, commit_};
   refresh_conf();
   become_follower(term_, kNoNode);
@@ -45,6 +47,18 @@ void RaftNode::send(Message m) {
   if (m.term == 0) m.term = term_;
   outbox_.push_back(std::move(m));
 }
+
+// A leader's replication message: rests on nothing unsynced (see the Ready contract).
+void RaftNode::send_early(Message m) {
+  DFS_RAFT_CHECK(role_ == Role::kLeader);
+  m.from = config_.id;
+  if (m.term == 0) m.term = term_;
+  early_outbox_.push_back(std::move(m));
+}
+
+// Entries from `index` on are being replaced: those below stay durable, the new ones
+// are not until the next sync.
+void RaftNode::forget_synced_from(Index index) { synced_last_ = std::min(synced_last_, index - 1); }
 
 void RaftNode::step(const Message& m) {
   if (m.to != config_.id) return;
@@ -174,8 +188,8 @@ Status RaftNode::compact(Index index, std::string image) {
 }
 
 bool RaftNode::has_ready() const {
-  return !outbox_.empty() || must_sync_ || need_broadcast_ || installed_snapshot_ ||
-         !read_states_.empty() || commit_ > applied_ ||
+  return !early_outbox_.empty() || !outbox_.empty() || must_sync_ || need_broadcast_ ||
+         installed_snapshot_ || !read_states_.empty() || commit_ > applied_ ||
          HardState{term_, vote_, commit_} != reported_hard_state_;
 }
 
@@ -194,6 +208,8 @@ Ready RaftNode::ready() {
   rd.must_sync = must_sync_;
   rd.snapshot = std::move(installed_snapshot_);
   installed_snapshot_.reset();
+  rd.early_messages = std::move(early_outbox_);
+  early_outbox_.clear();
   rd.messages = std::move(outbox_);
   outbox_.clear();
   if (commit_ > applied_) {
@@ -206,11 +222,21 @@ Ready RaftNode::ready() {
 
 void RaftNode::advance(const Ready& rd) {
   if (rd.hard_state) reported_hard_state_ = *rd.hard_state;
-  must_sync_ = false;
   if (!rd.committed_entries.empty()) {
     DFS_RAFT_CHECK(rd.committed_entries.front().index == applied_ + 1);
     applied_ = rd.committed_entries.back().index;
   }
+  if (!rd.must_sync) {
+    DFS_RAFT_CHECK(synced_last_ == storage_.last_index());  // nothing written since
+    return;
+  }
+  must_sync_ = false;
+  // The sync covered every write before ready(), and none came after it (nothing is
+  // called between ready() and advance()): the whole log is durable.
+  synced_last_ = storage_.last_index();
+  // The leader's own copy counts from now on, which may complete a quorum (a
+  // single-voter group commits here); followers learn the new commit index at once.
+  if (maybe_commit()) bcast_append(/*send_if_empty=*/true);
 }
 
 }  // namespace dfs::raft

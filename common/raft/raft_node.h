@@ -4,16 +4,29 @@
 // the owner (a strand in a daemon, the simulator in tests) calls every method.
 //
 // Processing a Ready (the durability contract):
-//   1. if rd.must_sync: storage.sync(). The node has already written rd.hard_state,
+//   1. send rd.early_messages, before the sync of step 2 or while it runs, so that a
+//      leader writes its log in parallel with replicating it (Raft thesis 10.2.1).
+//      They are a leader's AppendEntries, heartbeats and snapshot chunks, and nothing
+//      in them needs to survive a crash of this node: entries it replicates (followers
+//      may keep entries it then loses, as if it had crashed just after sending them;
+//      they are of a term it can never lead again), an image of committed state, and a
+//      commit index that never rests on its unsynced copy, because a leader counts its
+//      own copy toward a commit only once synced (step 6). Their term is durable: it
+//      was synced before this node's vote requests left.
+//   2. if rd.must_sync: storage.sync(). The node has already written rd.hard_state,
 //      new entries and any installed snapshot through RaftLogStorage; none of it may
 //      be relied on until it is durable. A failed sync is fatal for the node.
-//   2. send rd.messages. Every message may depend on step 1 (a vote granted, an
-//      append acknowledged, a leader's own copy counted toward commit), so no message
-//      leaves before the sync returns.
-//   3. if rd.snapshot: restore the state machine from it (it replaces all state up
+//   3. send rd.messages, only after the sync returned: each may depend on step 2 (a
+//      vote granted, a candidate's new term and its vote for itself, an append
+//      acknowledged, a higher term answered).
+//   4. if rd.snapshot: restore the state machine from it (it replaces all state up
 //      to rd.snapshot->meta.index); then apply rd.committed_entries in order.
-//   4. serve rd.read_states once the applied index reaches each state's index.
-//   5. advance(rd). No other call may come between ready() and advance().
+//   5. serve rd.read_states once the applied index reaches each state's index.
+//   6. advance(rd). It tells the node that everything written before ready() is
+//      durable (when rd.must_sync): only then does a leader's own copy of new entries
+//      count toward a commit, which may hand out committed entries (for a single-voter
+//      group, always) in the next Ready. No other call may come between ready() and
+//      advance().
 #pragma once
 
 #include <deque>
@@ -57,7 +70,8 @@ struct Ready {
   std::optional<HardState> hard_state;  // changed since the last Ready (informational)
   bool must_sync = false;               // storage holds unsynced writes
   std::optional<Snapshot> snapshot;     // installed from the leader; restore from it
-  std::vector<Message> messages;
+  std::vector<Message> early_messages;  // may leave before the sync (contract step 1)
+  std::vector<Message> messages;        // leave only after the sync (contract step 3)
   std::vector<Entry> committed_entries;
   std::vector<ReadState> read_states;
 };
@@ -159,6 +173,8 @@ class RaftNode {
   ConfState conf_at(Index index) const;
 
   void send(Message m);
+  void send_early(Message m);
+  void forget_synced_from(Index index);
   Term last_term() const;
   void abort_transfer() { transferee_ = kNoNode; }
 
@@ -180,6 +196,9 @@ class RaftNode {
 
   ConfState conf_;
   Index conf_index_ = 0;  // index of the entry that set conf_ (0: the snapshot's)
+  // Every entry of the log up to here is durable: a leader's own match. Set from the
+  // log at advance() after a sync; lowered when entries at or below it are replaced.
+  Index synced_last_ = 0;
 
   // Leader only.
   std::map<NodeId, Progress> progress_;  // every voter except this node
@@ -202,6 +221,7 @@ class RaftNode {
   std::optional<Assembly> assembly_;
 
   // Output accumulated for the next Ready.
+  std::vector<Message> early_outbox_;
   std::vector<Message> outbox_;
   std::vector<ReadState> read_states_;
   std::optional<Snapshot> installed_snapshot_;

@@ -12,8 +12,8 @@ void RaftNode::append_local(std::vector<Entry> entries) {
   storage_.append(entries);
   must_sync_ = true;
   // Sent from ready(), so that proposals made between two Readys share one message.
+  // No commit yet, even alone in the group: this copy counts once synced (advance()).
   need_broadcast_ = true;
-  maybe_commit();  // a single-voter group commits on its own
 }
 
 void RaftNode::bcast_append(bool send_if_empty) {
@@ -44,22 +44,22 @@ bool RaftNode::send_append(NodeId to, bool send_if_empty) {
   } else if (pr.state == ProgressState::kProbe) {
     pr.probe_sent = true;
   }
-  send(Message{.type = MessageType::kAppend,
-               .to = to,
-               .index = prev,
-               .log_term = *prev_term,
-               .entries = std::move(entries),
-               .commit = commit_});
+  send_early(Message{.type = MessageType::kAppend,
+                     .to = to,
+                     .index = prev,
+                     .log_term = *prev_term,
+                     .entries = std::move(entries),
+                     .commit = commit_});
   return true;
 }
 
 void RaftNode::bcast_heartbeat(uint64_t context) {
   for (auto& [id, pr] : progress_) {
     // Never tell a follower to commit past what it is known to hold.
-    send(Message{.type = MessageType::kHeartbeat,
-                 .to = id,
-                 .commit = std::min(pr.match, commit_),
-                 .context = context});
+    send_early(Message{.type = MessageType::kHeartbeat,
+                       .to = id,
+                       .commit = std::min(pr.match, commit_),
+                       .context = context});
   }
 }
 
@@ -67,7 +67,9 @@ bool RaftNode::maybe_commit() {
   if (role_ != Role::kLeader) return false;
   std::vector<Index> matches;
   for (NodeId voter : conf_.voters) {
-    if (voter == config_.id) matches.push_back(storage_.last_index());
+    // Its own copy counts only once durable (thesis 10.2.1): its appends may reach the
+    // followers before its own write does (Ready::early_messages).
+    if (voter == config_.id) matches.push_back(synced_last_);
     else if (auto it = progress_.find(voter); it != progress_.end()) matches.push_back(it->second.match);
     else matches.push_back(0);
   }
@@ -121,6 +123,7 @@ void RaftNode::handle_append(const Message& m) {
     DFS_RAFT_CHECK(e.index > commit_);
     std::vector<Entry> rest(m.entries.begin() + static_cast<ptrdiff_t>(i), m.entries.end());
     bool truncates = e.index <= storage_.last_index();
+    forget_synced_from(e.index);
     storage_.append(rest);
     must_sync_ = true;
     if (truncates && e.index <= conf_index_) refresh_conf();

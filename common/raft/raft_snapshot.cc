@@ -17,12 +17,12 @@ void RaftNode::send_snapshot_chunk(NodeId to, Progress& pr) {
   uint64_t offset = std::min<uint64_t>(pr.snapshot_offset, snap.data.size());
   uint64_t len = std::min<uint64_t>(config_.snapshot_chunk_bytes, snap.data.size() - offset);
   pr.snapshot_idle_ticks = 0;
-  send(Message{.type = MessageType::kSnapshot,
-               .to = to,
-               .snapshot = snap.meta,
-               .offset = offset,
-               .chunk = snap.data.substr(offset, len),
-               .last_chunk = offset + len == snap.data.size()});
+  send_early(Message{.type = MessageType::kSnapshot,
+                     .to = to,
+                     .snapshot = snap.meta,
+                     .offset = offset,
+                     .chunk = snap.data.substr(offset, len),
+                     .last_chunk = offset + len == snap.data.size()});
 }
 
 void RaftNode::handle_snapshot_chunk(const Message& m) {
@@ -57,6 +57,7 @@ void RaftNode::handle_snapshot_chunk(const Message& m) {
 
 void RaftNode::install_snapshot(Snapshot snap) {
   DFS_RAFT_CHECK(snap.meta.index > commit_ && applied_ <= commit_);
+  forget_synced_from(storage_.first_index());  // the whole log is replaced
   storage_.apply_snapshot(snap);
   must_sync_ = true;
   commit_ = snap.meta.index;

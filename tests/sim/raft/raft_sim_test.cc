@@ -38,7 +38,9 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
               << ", crashes " << r.crashes << ", snapshot chunks " << r.snapshots_sent
               << ", conf changes " << r.conf_changes << ", transfers " << r.transfers
               << ", figure 8 " << r.figure8_runs << ", stale read " << r.stale_read_runs
-              << ", trace " << std::hex << r.trace_hash << std::dec << "\n";
+              << ", crashes after early sends " << r.crashes_after_early_send
+              << ", acks during leader syncs " << r.acks_during_leader_sync << ", trace "
+              << std::hex << r.trace_hash << std::dec << "\n";
     CHECK_MESSAGE(r.violations.empty(), describe(seed, r));
     return;
   }
@@ -55,6 +57,8 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
     total.transfers += r.transfers;
     total.figure8_runs += r.figure8_runs;
     total.stale_read_runs += r.stale_read_runs;
+    total.crashes_after_early_send += r.crashes_after_early_send;
+    total.acks_during_leader_sync += r.acks_during_leader_sync;
     if (!r.violations.empty()) {
       CHECK_MESSAGE(r.violations.empty(), describe(seed, r));
       if (++failures >= 5) break;
@@ -65,7 +69,9 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
                    << ", snapshot chunks " << total.snapshots_sent << ", conf changes "
                    << total.conf_changes << ", transfers " << total.transfers
                    << ", figure 8 schedules " << total.figure8_runs << ", stale reads "
-                   << total.stale_read_runs);
+                   << total.stale_read_runs << ", crashes after early sends "
+                   << total.crashes_after_early_send << ", acks during leader syncs "
+                   << total.acks_during_leader_sync);
   // The run must actually exercise what it claims to (meaningless once failures cut
   // it short).
   if (failures > 0) return;
@@ -77,6 +83,8 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
   // step, or the bugs they exist for (see SimScenario) go unnoticed again.
   CHECK(total.figure8_runs > seeds / 10);
   CHECK(total.stale_read_runs > seeds / 10);
+  // Leaders crash with entries on followers that they never made durable themselves.
+  CHECK(total.crashes_after_early_send > seeds / 10);
 }
 
 TEST_CASE("raft/sim: a seed replays to the same event trace") {

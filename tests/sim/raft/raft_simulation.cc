@@ -21,6 +21,9 @@ RaftSimulation::RaftSimulation(SimOptions options)
   // A quarter of the seeds are stormy: faults four times as often, so leaders die
   // with entries half-replicated (the shape of the paper's Figure 8).
   fault_one_in_ = random_.uniform(0, 4) == 0 ? 10 : 40;
+  // A quarter of the seeds have slow disks, so that followers often answer a leader
+  // (whose appends left before its own sync) before that sync is done.
+  max_sync_ms_ = random_.uniform(0, 4) == 0 ? 12 : 3;
   pick_scenario();  // from its own stream: random seeds run exactly as they always did
   ConfState initial;
   for (int i = 1; i <= options_.initial_voters; ++i) initial.voters.push_back(i);
@@ -86,6 +89,8 @@ void RaftSimulation::deliver_due() {
     }
     SimNode& n = *nodes_[ev.node - 1];
     if (!n.up) continue;
+    bool ack = ev.kind == Event::kRaft && ev.msg.type == MessageType::kAppendResp;
+    if (ack && n.syncing && n.raft->role() == Role::kLeader) result_.acks_during_leader_sync += 1;
     if (n.syncing || n.stalled) {
       n.inbox.push_back(std::move(ev));
       continue;
@@ -111,10 +116,15 @@ SimResult RaftSimulation::run() {
     if (now_ == options_.fault_ms) heal_all();
     for (auto& n : nodes_) {
       if (n->up && !n->stalled && n->syncing && n->sync_done_at <= now_) {
+        if (n->crash_before_sync_done) {
+          crash_node(*n);
+          continue;
+        }
         Ready rd = std::move(*n->syncing);
         n->syncing.reset();
         finish_ready(*n, std::move(rd));
         drain(*n);
+        pump(*n);  // advance() may have made work (a commit the sync completed)
       }
     }
     deliver_due();

@@ -1,8 +1,10 @@
 // A seeded, single-threaded simulation of a Raft group serving a key-value store, in
 // virtual milliseconds: a lossy network (drop, duplicate, delay, reorder, partitions),
-// disks that lose unsynced writes on a crash, restarts from synced state only,
-// membership changes, leader transfers and frequent compaction; clients that retry
-// with the same request id. Everything derives from the seed, so a run replays exactly.
+// disks that lose unsynced writes on a crash (a leader's appends leave before its own
+// write is synced, so crashes also land after they left), restarts from synced state
+// only, membership changes, leader transfers and frequent compaction; clients that
+// retry with the same request id. Everything derives from the seed, so a run replays
+// exactly.
 //
 // Most seeds inject faults at random. A fraction run a targeted schedule instead (see
 // SimScenario): bugs that need a precise interleaving, which random faults reach only
@@ -71,6 +73,11 @@ struct SimResult {
   // resumed with a read queued (stale read). Counted so the test can insist they run.
   size_t figure8_runs = 0;
   size_t stale_read_runs = 0;
+  // Early messages (Ready::early_messages) exercised: crashes that lost unsynced writes
+  // after the syncing Ready's early messages had left, and append acknowledgements that
+  // reached a leader while it was syncing (they wait for the sync, as any input does).
+  size_t crashes_after_early_send = 0;
+  size_t acks_during_leader_sync = 0;
   uint64_t stopped_at_ms = 0;  // a violation stops the run early (0: ran to the end)
 };
 
@@ -121,6 +128,7 @@ class RaftSimulation {
   void crash_node(SimNode& n);
   void pump(SimNode& n);
   void finish_ready(SimNode& n, Ready rd);
+  void send_messages(SimNode& n, std::vector<Message>& messages);
   void apply_entry(SimNode& n, const Entry& e);
   void serve_reads(SimNode& n);
   void handle_at_node(SimNode& n, Event ev);
@@ -164,6 +172,7 @@ class RaftSimulation {
   uint64_t append_bytes_ = 256;  // 1: one entry per append, the Figure 8 shape
   size_t max_inflight_ = 4;
   uint64_t fault_one_in_ = 40;  // a fault each ms with probability 1/fault_one_in_
+  uint64_t max_sync_ms_ = 3;    // a sync takes 1..max_sync_ms_ virtual ms
   std::map<NodeId, int> partition_;  // group per node; absent = group 0
   std::unique_ptr<Script> script_;   // null: random faults only (or the script ended)
 

@@ -26,11 +26,14 @@ void RaftSimulation::start_node(SimNode& n) {
 
 void RaftSimulation::crash_node(SimNode& n) {
   size_t lost = n.storage->crash(*n.random);
+  if (n.syncing && n.syncing_early_sent > 0 && lost > 0) result_.crashes_after_early_send += 1;
   n.raft.reset();
   n.kv = KvStateMachine{};
   n.up = false;
   n.stalled = false;
   n.syncing.reset();
+  n.syncing_early_sent = 0;
+  n.crash_before_sync_done = false;
   n.inbox.clear();
   n.deferred_ticks = 0;
   n.waiting_writes.clear();
@@ -44,10 +47,15 @@ void RaftSimulation::pump(SimNode& n) {
   while (n.up && !n.syncing && n.raft->has_ready()) {
     checker_.observe(*n.raft);
     Ready rd = n.raft->ready();
+    // A leader's appends leave before its own write is durable (Ready contract step 1).
+    size_t early = rd.early_messages.size();
+    send_messages(n, rd.early_messages);
     if (rd.must_sync) {
-      // The disk takes a while; a crash before it completes loses the tail.
+      // The disk takes a while; a crash before it completes loses the tail, possibly
+      // entries that the early messages are carrying to the followers.
       n.syncing = std::move(rd);
-      n.sync_done_at = now_ + random_.uniform(1, 4);
+      n.sync_done_at = now_ + random_.uniform(1, max_sync_ms_ + 1);
+      n.syncing_early_sent = early;
       return;
     }
     finish_ready(n, std::move(rd));
@@ -55,9 +63,8 @@ void RaftSimulation::pump(SimNode& n) {
   if (n.up) checker_.observe(*n.raft);
 }
 
-void RaftSimulation::finish_ready(SimNode& n, Ready rd) {
-  if (rd.must_sync) ignore_error(n.storage->sync(), "SimStorage::sync cannot fail");
-  for (Message& m : rd.messages) {
+void RaftSimulation::send_messages(SimNode& n, std::vector<Message>& messages) {
+  for (Message& m : messages) {
     trace(3, m.from * 16 + m.to, static_cast<uint64_t>(m.type), m.term * 1000003 + m.index);
     if (m.type == MessageType::kSnapshot) result_.snapshots_sent += 1;
     Event ev;
@@ -68,6 +75,14 @@ void RaftSimulation::finish_ready(SimNode& n, Ready rd) {
     ev.msg = std::move(m);
     send_event(std::move(ev), n.id, to);
   }
+  messages.clear();
+}
+
+// The rest of a Ready once its sync is done (early messages have left already).
+void RaftSimulation::finish_ready(SimNode& n, Ready rd) {
+  if (rd.must_sync) ignore_error(n.storage->sync(), "SimStorage::sync cannot fail");
+  n.syncing_early_sent = 0;
+  send_messages(n, rd.messages);
   if (rd.snapshot) {
     checker_.on_image(n.id, rd.snapshot->meta.index, rd.snapshot->data);
     std::optional<KvStateMachine> kv = KvStateMachine::restore(rd.snapshot->data);

@@ -22,8 +22,13 @@ struct RaftSimulation::SimNode {
   bool stalled = false;
 
   // A Ready whose sync is in progress: the node takes no input until it completes.
+  // Its early messages have already left.
   std::optional<Ready> syncing;
   uint64_t sync_done_at = 0;
+  size_t syncing_early_sent = 0;  // early messages of `syncing` already sent
+  // Crash when the next sync would complete, after that Ready's early messages left
+  // and before its writes are durable (a fault armed on a leader).
+  bool crash_before_sync_done = false;
   std::deque<Event> inbox;
   int deferred_ticks = 0;
 

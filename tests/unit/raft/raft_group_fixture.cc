@@ -44,9 +44,10 @@ TestNode::TestNode(NodeId id, std::string dir, std::string address)
   address_ = *bound;
 }
 
-void TestNode::start(std::map<NodeId, std::string> peers, RaftGroupOptions options) {
+void TestNode::start(std::map<NodeId, std::string> peers, RaftGroupOptions options,
+                     ConfState initial) {
   db_ = open_db(dir_);
-  auto storage = RocksStorage::open(db_.get(), "raft/0000000000000001/", ConfState{{1, 2, 3}});
+  auto storage = RocksStorage::open(db_.get(), "raft/0000000000000001/", std::move(initial));
   REQUIRE_MESSAGE(storage.has_value(), storage.error().to_string());
   options.group_id = 1;
   options.raft.id = id_;

@@ -38,8 +38,10 @@ class TestNode {
   ~TestNode();  // a crash: stops the threads, then tears down without a clean stop
 
   // Opens the RocksDB log (restoring what it holds), creates the group with `peers`
-  // (every other node's address) and starts the I/O thread.
-  void start(std::map<NodeId, std::string> peers, RaftGroupOptions base = {});
+  // (every other node's address) and starts the I/O thread. `initial` is the voter set
+  // of a fresh log (what is stored wins on restart).
+  void start(std::map<NodeId, std::string> peers, RaftGroupOptions base = {},
+             ConfState initial = ConfState{{1, 2, 3}});
 
   // Runs `task` on the node's executor and waits up to 30 s for its result.
   template <class T>

@@ -2,10 +2,13 @@
 // RocksDB and RPC server on 127.0.0.1, so a "crash" tears one down completely.
 // Checks election, group commit under 1,000 concurrent proposals, not-leader hints,
 // failover after the leader dies, linearizable reads, and a restarted node catching
-// up from its own log plus a snapshot of the compacted leader log.
+// up from its own log plus a snapshot of the compacted leader log; a single-voter
+// group; and, on request only, measures serial proposal latency (DFS_RAFT_LATENCY).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "tests/unit/raft/raft_group_fixture.h"
 
@@ -21,13 +24,17 @@ struct Cluster {
   std::map<NodeId, std::string> addresses;
   RaftGroupOptions options;
 
-  Cluster() {
+  ConfState voters;
+
+  // Nodes 1..n, all voters.
+  explicit Cluster(int n = 3) {
     options.snapshot_every = 200;  // compacts several times during the test
-    for (NodeId id = 1; id <= 3; ++id) {
+    for (NodeId id = 1; id <= static_cast<NodeId>(n); ++id) {
       nodes[id] = std::make_unique<TestNode>(id, node_dir(id), "127.0.0.1:0");
       addresses[id] = nodes[id]->address();
+      voters.voters.push_back(id);
     }
-    for (auto& [id, node] : nodes) node->start(peers_of(id), options);
+    for (auto& [id, node] : nodes) node->start(peers_of(id), options, voters);
   }
 
   std::string node_dir(NodeId id) const { return dir.path() + "/node" + std::to_string(id); }
@@ -40,7 +47,7 @@ struct Cluster {
   void crash(NodeId id) { nodes.erase(id); }
   void restart(NodeId id) {
     nodes[id] = std::make_unique<TestNode>(id, node_dir(id), addresses[id]);
-    nodes[id]->start(peers_of(id), options);
+    nodes[id]->start(peers_of(id), options, voters);
   }
 
   // Waits until the live nodes agree on one leader; returns it.
@@ -76,6 +83,28 @@ struct Cluster {
 };
 
 Ms since(Clock::time_point t) { return std::chrono::duration_cast<Ms>(Clock::now() - t); }
+
+// Proposes `n` commands on `g` one after the other, each once the previous one was
+// applied; returns each one's latency in microseconds, measured on the group's executor.
+awaitable<std::vector<int64_t>> propose_serially(RaftGroup& g, int n) {
+  std::vector<int64_t> micros;
+  for (int i = 0; i < n; ++i) {
+    auto start = Clock::now();
+    Result<Applied> r = co_await g.propose("lat" + std::to_string(i) + "=x");
+    if (!r) co_return std::vector<int64_t>{};  // the caller checks the count
+    micros.push_back(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+  }
+  co_return micros;
+}
+
+// "median 1234 us, p90 ..." of `micros` (sorted in place).
+std::string describe_latency(std::vector<int64_t>& micros) {
+  std::sort(micros.begin(), micros.end());
+  auto at = [&](double q) { return micros[static_cast<size_t>(q * (micros.size() - 1))]; };
+  return "median " + std::to_string(at(0.5)) + " us, p10 " + std::to_string(at(0.1)) +
+         " us, p90 " + std::to_string(at(0.9)) + " us, p99 " + std::to_string(at(0.99)) + " us";
+}
 
 }  // namespace
 
@@ -197,6 +226,44 @@ TEST_CASE("raft/group: a group destroyed with operations pending cancels them") 
   }
   REQUIRE(read.wait_for(5s) == std::future_status::ready);
   CHECK_FALSE(read.get().has_value());
+}
+
+TEST_CASE("raft/group: a single-voter group commits, applies and reads") {
+  Cluster c(1);
+  NodeId leader = c.wait_leader();
+  CHECK(leader == 1);
+  RaftGroup& g = c.nodes[1]->group();
+  for (int i = 0; i < 20; ++i) {
+    auto r = c.nodes[1]->run(g.propose("s" + std::to_string(i) + "=v"));
+    REQUIRE_MESSAGE(r.has_value(), r.error().to_string());
+  }
+  auto results = c.propose_many(1, "m", 300);  // past snapshot_every: compacts too
+  for (auto& r : results) REQUIRE_MESSAGE(r.has_value(), r.error().to_string());
+  Status read = c.nodes[1]->run(g.linearizable_read());
+  REQUIRE_MESSAGE(read.has_value(), read.error().to_string());
+  CHECK(c.nodes[1]->on_io([&] { return c.nodes[1]->sm().kv.size(); }) == 320);
+}
+
+// Not a check: with DFS_RAFT_LATENCY=n, proposes n commands one at a time on the leader
+// of a 3-voter group, then of a single-voter group, and prints latency percentiles, to
+// compare commit paths on one machine. Timing is never asserted (machines vary).
+TEST_CASE("raft/group: serial proposal latency (measured only with DFS_RAFT_LATENCY=n)") {
+  const char* env = std::getenv("DFS_RAFT_LATENCY");  // test configuration, read once
+  int n = env ? std::atoi(env) : 0;
+  if (n <= 0) return;
+  for (int voters : {3, 1}) {
+    Cluster c(voters);
+    NodeId leader = c.wait_leader();
+    RaftGroup& g = c.nodes[leader]->group();
+    // Connections and the RocksDB WAL warm up first.
+    REQUIRE(c.nodes[leader]->run(propose_serially(g, 20)).size() == 20);
+    uint64_t syncs_before = c.nodes[leader]->status().syncs;
+    std::vector<int64_t> micros = c.nodes[leader]->run(propose_serially(g, n));
+    uint64_t syncs = c.nodes[leader]->status().syncs - syncs_before;
+    REQUIRE(micros.size() == static_cast<size_t>(n));
+    MESSAGE(voters, " voter(s), ", n, " serial proposals: ", describe_latency(micros), "; ",
+            static_cast<double>(syncs) / n, " leader syncs per proposal");
+  }
 }
 
 }  // namespace dfs::raft::testing

@@ -110,6 +110,100 @@ TEST_CASE("raft/replication: entries of an old term commit only behind one of th
   CHECK(c.node(1).commit_index() == 3);
 }
 
+TEST_CASE("raft/ready: appends leave before the sync, votes and acknowledgements after it") {
+  TestCluster c(3);
+  NodeId l = c.elect();
+  NodeId f = l == 1 ? 2 : 1;
+  REQUIRE(c.node(l).propose("x").has_value());
+  Ready rd = c.node(l).ready();
+  CHECK(rd.must_sync);
+  CHECK(rd.messages.empty());
+  REQUIRE(rd.early_messages.size() == 2);
+  for (const Message& m : rd.early_messages) CHECK(m.type == MessageType::kAppend);
+  REQUIRE(c.peer(l).storage->sync().has_value());
+  c.node(l).advance(rd);
+
+  // The follower's acknowledgement rests on its own write: it waits for the sync.
+  c.node(f).step(rd.early_messages[0].to == f ? rd.early_messages[0] : rd.early_messages[1]);
+  Ready frd = c.node(f).ready();
+  CHECK(frd.must_sync);
+  CHECK(frd.early_messages.empty());
+  REQUIRE(frd.messages.size() == 1);
+  CHECK(frd.messages[0].type == MessageType::kAppendResp);
+  REQUIRE(c.peer(f).storage->sync().has_value());
+  c.node(f).advance(frd);
+
+  c.tick_all(3);  // settle (the acknowledgement above was not delivered)
+
+  // So do a candidate's vote requests: its new term and its vote for itself first.
+  // TimeoutNow itself waits too (it goes with the rest of a Ready's messages).
+  REQUIRE(c.node(l).transfer_leadership(f).has_value());
+  Ready lrd = c.node(l).ready();
+  REQUIRE(lrd.messages.size() == 1);
+  CHECK(lrd.messages[0].type == MessageType::kTimeoutNow);
+  c.node(l).advance(lrd);
+  c.node(f).step(lrd.messages[0]);
+  REQUIRE(c.node(f).role() == Role::kCandidate);
+  Ready crd = c.node(f).ready();
+  CHECK(crd.must_sync);
+  CHECK(crd.early_messages.empty());
+  REQUIRE(crd.messages.size() == 2);
+  for (const Message& m : crd.messages) CHECK(m.type == MessageType::kVote);
+  REQUIRE(c.peer(f).storage->sync().has_value());
+  c.node(f).advance(crd);
+}
+
+TEST_CASE("raft/replication: a leader counts its own entry toward commit only once synced") {
+  TestCluster c(3);
+  NodeId l = c.elect();
+  c.tick(l);  // the no-op commits everywhere
+  RaftNode& leader = c.node(l);
+  NodeId f = l == 1 ? 2 : 1;
+  Index committed = leader.commit_index();
+  Result<Index> i = leader.propose("x");
+  REQUIRE(i.has_value());
+  // A follower's acknowledgement overtakes the leader's own write of the entry (its
+  // appends may leave before the sync). With the leader's unsynced copy, one ack
+  // would make two of three: not a majority of durable copies.
+  leader.step(Message{
+      .type = MessageType::kAppendResp, .from = f, .to = l, .term = leader.term(), .index = *i});
+  CHECK(leader.commit_index() == committed);
+  Ready rd = leader.ready();
+  CHECK(rd.committed_entries.empty());
+  REQUIRE(rd.must_sync);
+  REQUIRE(c.peer(l).storage->sync().has_value());
+  leader.advance(rd);
+  // Synced: now it counts, and the followers hear of the new commit index at once.
+  CHECK(leader.commit_index() == *i);
+  Ready next = leader.ready();
+  REQUIRE(!next.committed_entries.empty());
+  CHECK(next.committed_entries.back().index == *i);
+  bool carries_commit = false;
+  for (const Message& m : next.early_messages) carries_commit |= m.commit == *i;
+  CHECK(carries_commit);
+  leader.advance(next);
+}
+
+TEST_CASE("raft/replication: a single-voter leader commits after its sync, not at append") {
+  TestCluster c(1);
+  REQUIRE(c.elect() == 1);
+  RaftNode& n = c.node(1);
+  Index committed = n.commit_index();
+  Result<Index> i = n.propose("x");
+  REQUIRE(i.has_value());
+  CHECK(n.commit_index() == committed);
+  Ready rd = n.ready();
+  REQUIRE(rd.must_sync);
+  for (const Entry& e : rd.committed_entries) CHECK(e.index < *i);
+  REQUIRE(c.peer(1).storage->sync().has_value());
+  n.advance(rd);
+  CHECK(n.commit_index() == *i);
+  c.flush();
+  REQUIRE(!c.peer(1).applied.empty());
+  CHECK(c.peer(1).applied.back().index == *i);
+  CHECK(c.peer(1).applied.back().data == "x");
+}
+
 TEST_CASE("raft/snapshot: a lagging follower installs a snapshot sent in chunks") {
   RaftConfig cfg;
   cfg.snapshot_chunk_bytes = 100;

@@ -31,6 +31,7 @@ std::vector<NodeId> TestCluster::ids() const {
 void TestCluster::process_ready(TestPeer& p) {
   while (p.node->has_ready()) {
     Ready rd = p.node->ready();
+    for (Message& m : rd.early_messages) queue_.push_back(std::move(m));
     if (rd.must_sync) REQUIRE(p.storage->sync().has_value());
     for (Message& m : rd.messages) queue_.push_back(std::move(m));
     if (rd.snapshot) {

@@ -1,6 +1,6 @@
 // A tiny synchronous harness for RaftNode unit tests: N nodes over MemStorage, a
 // message queue delivered in FIFO order, and per-link cuts. Each node's Ready is
-// processed by the book (sync, send, apply, advance). Single-threaded.
+// processed by the book (send early, sync, send, apply, advance). Single-threaded.
 #pragma once
 
 #include <deque>
