@@ -13,7 +13,22 @@ Duration left_until(Clock::time_point deadline) {
 
 }  // namespace
 
-MdsSession::MdsSession(ObjectClient& objects) : objects_(objects) {}
+MdsSession::MdsSession(ObjectClient& objects) : objects_(objects) {
+  // The subscriber outlives us (it belongs to `objects`): the listener checks we live.
+  std::weak_ptr<bool> alive = alive_;
+  objects_.maps().add_listener([this, alive](const ClusterMap&) {
+    if (alive.lock()) follow_rank_move();
+  });
+}
+
+void MdsSession::follow_rank_move() {
+  if (!session_conn_ || !session_conn_->is_open()) return;
+  const auto* mds = objects_.maps().map().mds_for_rank(0);
+  if (!mds || mds->addr() == session_addr_) return;
+  spdlog::info("mds rank 0 moved to {} at {} (map epoch {}); leaving {}", mds->name(), mds->addr(),
+               objects_.maps().epoch(), session_addr_);
+  session_conn_->close("rank 0 is served by " + mds->name() + " now");
+}
 
 awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time_point deadline) {
   const auto* mds = objects_.maps().map().mds_for_rank(0);
@@ -39,6 +54,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   }
   session_ = std::move(reply);
   session_conn_ = conn;
+  session_addr_ = addr;
   if (restarted && on_new_instance_) co_await on_new_instance_();
   co_return conn;
 }

@@ -100,10 +100,17 @@ class MdsSession {
   awaitable<Result<rpc::Frame>> call_with_retries(uint32_t method, std::string body);
   // The connection to rank 0 with a session open on it. Errors: retryable ones.
   awaitable<Result<rpc::ConnectionPtr>> session_connection(Clock::time_point deadline);
+  // A new map names another active MDS for rank 0 (its leader changed): drop the
+  // connection to the old one, so that calls waiting on it are retried at the new one
+  // at once rather than after attempt_timeout (a leader cut off from the network never
+  // answers, and its socket may not notice for minutes).
+  void follow_rank_move();
 
   ObjectClient& objects_;
   proto::SessionReply session_;
   rpc::ConnectionPtr session_conn_;  // the connection the session was opened on
+  std::string session_addr_;         // and the MDS address it goes to
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the map listener
   std::function<awaitable<void>()> on_new_instance_;
   std::function<std::vector<Deferred>()> deferred_source_;
   uint64_t next_seq_ = 1;

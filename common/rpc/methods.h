@@ -46,6 +46,7 @@ enum Method : uint32_t {
   kMdsReadlink = 320,
   kMdsSync = 321,   // wait until every applied mutation is durable
   kMdsBatch = 322,  // several requests, handled in order
+  kMdsRaftStatus = 323,  // a replica's Raft state (MonRaftStatus), from standbys too
 
   kRaftMessage = 400,  // one-way raft peer message; the body names the group
 };

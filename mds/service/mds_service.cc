@@ -5,6 +5,7 @@
 #include <random>
 
 #include "common/proto/mon.pb.h"
+#include "common/raft/raft_status_proto.h"
 #include "common/rpc/methods.h"
 #include "mds/ops/meta_view.h"
 
@@ -108,7 +109,12 @@ Result<std::string> MdsService::start() {
       return handle(method, std::move(frame.body), std::move(conn));
     });
   }
-  if (replication_) router_ = std::make_unique<raft::RaftRouter>(*server_);
+  if (replication_) {
+    router_ = std::make_unique<raft::RaftRouter>(*server_);
+    // Answered by standbys too (not through handle()): `dfs status` shows every replica.
+    server_->handle(rpc::kMdsRaftStatus,
+                    [this](rpc::ConnectionPtr, rpc::Frame) { return on_raft_status(); });
+  }
   address_ = DFS_TRY(server_->listen(options_.listen_addr));
   start_background();
   if (!options_.mon_addrs.empty() || replication_) {
@@ -231,6 +237,10 @@ void MdsService::become_standby() {
   sessions_.clear();
   orphans_.clear();
   spawn_checked(executor_, boot_loop());
+}
+
+awaitable<MdsService::Reply> MdsService::on_raft_status() {
+  co_return rpc::make_reply(raft::to_proto(replication_->status()));
 }
 
 Error MdsService::standby_error() const {

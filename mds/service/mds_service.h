@@ -135,6 +135,7 @@ class MdsService {
   awaitable<void> become_active(raft::Term term);
   void become_standby();
   Error standby_error() const;
+  awaitable<Reply> on_raft_status();  // kMdsRaftStatus
 
   // boot: announces this MDS (active or standby) until the map shows it as it is
   awaitable<void> boot_loop();

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/raft/raft_status_proto.h"
 #include "common/raft/rocks_storage.h"
 #include "common/rpc/methods.h"
 
@@ -204,20 +205,7 @@ awaitable<Result<rpc::Reply>> Monitor::on_status(rpc::ConnectionPtr, rpc::Frame)
   }
   reply.set_mon_entity(options_.entity);
   reply.set_uptime_s(std::chrono::duration_cast<std::chrono::seconds>(now - started_).count());
-  raft::RaftGroupStatus rs = group_->status();
-  auto* raft = reply.mutable_raft();
-  raft->set_id(rs.id);
-  raft->set_role(raft::role_name(rs.role));
-  raft->set_term(rs.term);
-  raft->set_leader(rs.leader);
-  raft->set_commit(rs.commit);
-  raft->set_applied(rs.applied);
-  raft->set_last_index(rs.last_index);
-  for (const auto& [id, peer] : rs.peers) {
-    auto* p = raft->add_peers();
-    p->set_id(id);
-    p->set_match(peer.match);
-  }
+  *reply.mutable_raft() = raft::to_proto(group_->status());
   for (const auto& m : options_.members) {
     auto* member = reply.add_members();
     member->set_id(m.id);

@@ -1,8 +1,10 @@
 // `dfs status` (text or JSON) and `dfs osd tree`: what the cluster looks like right now.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "tools/dfs/cli_context.h"
+#include "tools/dfs/mds_status.h"
 #include "tools/dfs/quorum_status.h"
 
 namespace dfs::cli {
@@ -43,29 +45,44 @@ void print_quorum_text(const QuorumView& q) {
   }
 }
 
-// The MDS line of each rank: its active replica (the one clients use) and the others.
-std::vector<std::string> mds_rank_lines(const ClusterMap& map) {
-  std::map<uint32_t, std::vector<const proto::MdsInfo*>> ranks;
-  for (const auto& m : map.proto().mds()) ranks[m.rank()].push_back(&m);
-  std::vector<std::string> lines;
+// Each rank's active replica (the one clients use), then every replica's Raft state.
+void print_mds_text(const std::vector<MdsRow>& rows) {
+  std::map<uint32_t, std::vector<const MdsRow*>> ranks;
+  for (const auto& r : rows) ranks[r.rank].push_back(&r);
   for (const auto& [rank, replicas] : ranks) {
-    const auto* active = map.mds_for_rank(rank);
-    std::string line = "rank " + std::to_string(rank) + ": ";
-    line += active ? "active " + active->name() + fmt::format(" (term {})", active->leader_term())
-                   : std::string("no active MDS");
-    std::string others;
-    for (const auto* m : replicas) {
-      if (m == active) continue;
-      others += (others.empty() ? "" : ", ") + m->name() + (m->up() ? "" : " (down)");
+    const MdsRow* active = nullptr;
+    for (const auto* r : replicas) {
+      if (r->active) active = r;
     }
-    if (!others.empty()) line += "; standby " + others;
-    lines.push_back(std::move(line));
+    std::string line = "rank " + std::to_string(rank) + ": ";
+    if (!active) {
+      line += "no active MDS";
+    } else if (!active->replicated) {
+      line += "active " + active->name + " (single replica)";
+    } else {
+      line += fmt::format("active {} (term {}), {} replicas", active->name, active->leader_term,
+                          replicas.size());
+    }
+    fmt::print("  mds:      {}\n", line);
+    bool any_raft = false;
+    for (const auto* r : replicas) any_raft = any_raft || r->replicated || !r->error.empty();
+    if (!any_raft) continue;
+    fmt::print("            {:<8} {:<22} {:<13} {:>5} {:>8} {:>8} {:>5}\n", "NAME", "ADDRESS",
+               "ROLE", "TERM", "COMMIT", "APPLIED", "LAG");
+    for (const auto* r : replicas) {
+      if (!r->replicated) {
+        fmt::print("            {:<8} {:<22} unreachable: {}\n", r->name, r->addr, r->error);
+        continue;
+      }
+      fmt::print("            {:<8} {:<22} {:<13} {:>5} {:>8} {:>8} {:>5}\n", r->name, r->addr,
+                 r->raft.role(), r->raft.term(), r->raft.commit(), r->raft.applied(), r->lag);
+    }
   }
-  return lines;
 }
 
 void print_json(const proto::StatusReply& status, const QuorumView& q,
-                const std::vector<std::string>& warnings, int up, int in, const Capacity& cap) {
+                const std::vector<MdsRow>& mds, const std::vector<std::string>& warnings, int up,
+                int in, const Capacity& cap) {
   const auto& map = status.map();
   std::string out = "{\n";
   out += "  \"fsid\": " + json_string(map.fsid()) + ",\n";
@@ -96,15 +113,21 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
     out += std::string("}") + (i + 1 < q.mons.size() ? "," : "") + "\n";
   }
   out += "    ]\n  },\n";
-  ClusterMap cluster_map(map);
   out += "  \"mds\": [\n";
-  for (int i = 0; i < map.mds_size(); ++i) {
-    const auto& m = cluster_map.proto().mds(i);
-    bool active = cluster_map.mds_for_rank(m.rank()) == &m;
-    out += "    {\"name\": " + json_string(m.name()) + ", \"addr\": " + json_string(m.addr()) +
-           fmt::format(", \"rank\": {}, \"up\": {}, \"active\": {}, \"leader_term\": {}}}",
-                       m.rank(), m.up(), active, m.leader_term()) +
-           (i + 1 < map.mds_size() ? "," : "") + "\n";
+  for (size_t i = 0; i < mds.size(); ++i) {
+    const auto& m = mds[i];
+    out += "    {\"name\": " + json_string(m.name) + ", \"addr\": " + json_string(m.addr) +
+           fmt::format(", \"rank\": {}, \"up\": {}, \"active\": {}, \"leader_term\": {}, "
+                       "\"replicated\": {}",
+                       m.rank, m.up, m.active, m.leader_term, m.replicated);
+    if (m.replicated) {
+      out += ", \"role\": " + json_string(m.raft.role()) +
+             fmt::format(", \"term\": {}, \"commit\": {}, \"applied\": {}, \"lag\": {}",
+                         m.raft.term(), m.raft.commit(), m.raft.applied(), m.lag);
+    } else if (!m.error.empty()) {
+      out += ", \"error\": " + json_string(m.error);
+    }
+    out += std::string("}") + (i + 1 < mds.size() ? "," : "") + "\n";
   }
   out += "  ],\n";
   out += fmt::format("  \"osds\": {{\"total\": {}, \"up\": {}, \"in\": {}}},\n", map.osds_size(),
@@ -128,6 +151,7 @@ int print_status(const GlobalOptions& global, const std::string& format) {
   if (!status) return report("status", status.error());
   auto per_mon = Duration(std::clamp(global.timeout_s, 1, 2) * 1000);
   QuorumView quorum = (*client)->run(gather_quorum(**client, *status, per_mon));
+  std::vector<MdsRow> mds = (*client)->run(gather_mds(**client, ClusterMap(status->map()), per_mon));
   const auto& map = status->map();
   int up = 0, in = 0;
   std::vector<std::string> warnings;
@@ -146,6 +170,17 @@ int print_status(const GlobalOptions& global, const std::string& format) {
     if (!m.reachable) warnings.push_back(m.name + " at " + m.addr + " is unreachable");
   }
   if (quorum.leader.empty()) warnings.push_back("the monitors have no leader: map changes wait");
+  std::set<uint32_t> ranks, served;
+  for (const auto& m : mds) {
+    ranks.insert(m.rank);
+    if (m.active) served.insert(m.rank);
+    if (!m.error.empty()) warnings.push_back(m.name + " at " + m.addr + " is unreachable");
+  }
+  for (uint32_t rank : ranks) {
+    if (!served.count(rank)) {
+      warnings.push_back("metadata rank " + std::to_string(rank) + " has no active MDS");
+    }
+  }
   Capacity cap;
   for (const auto& osd : map.osds()) {
     if (!osd.up()) continue;
@@ -156,7 +191,7 @@ int print_status(const GlobalOptions& global, const std::string& format) {
     cap.objects += df->objects();
   }
   if (format == "json") {
-    print_json(*status, quorum, warnings, up, in, cap);
+    print_json(*status, quorum, mds, warnings, up, in, cap);
     return 0;
   }
   fmt::print("cluster {}\n", map.fsid());
@@ -165,7 +200,7 @@ int print_status(const GlobalOptions& global, const std::string& format) {
   fmt::print("  monitor:  {} (up {} s), map epoch {}\n", status->mon_entity(), status->uptime_s(),
              map.epoch());
   print_quorum_text(quorum);
-  for (const auto& line : mds_rank_lines(ClusterMap(map))) fmt::print("  mds:      {}\n", line);
+  print_mds_text(mds);
   fmt::print("  osds:     {} total, {} up, {} in\n", map.osds_size(), up, in);
   fmt::print("  pools:    {}\n", map.pools_size());
   fmt::print("  capacity: {:.1f} GiB used of {:.1f} GiB raw on up OSDs; {} object replicas\n",
