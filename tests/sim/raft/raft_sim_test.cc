@@ -39,6 +39,7 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
               << ", conf changes " << r.conf_changes << ", transfers " << r.transfers
               << ", figure 8 " << r.figure8_runs << ", stale read " << r.stale_read_runs
               << ", crashes after early sends " << r.crashes_after_early_send
+              << ", crashes below applied " << r.crashes_below_applied
               << ", acks during leader syncs " << r.acks_during_leader_sync << ", trace "
               << std::hex << r.trace_hash << std::dec << "\n";
     CHECK_MESSAGE(r.violations.empty(), describe(seed, r));
@@ -58,6 +59,7 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
     total.figure8_runs += r.figure8_runs;
     total.stale_read_runs += r.stale_read_runs;
     total.crashes_after_early_send += r.crashes_after_early_send;
+    total.crashes_below_applied += r.crashes_below_applied;
     total.acks_during_leader_sync += r.acks_during_leader_sync;
     if (!r.violations.empty()) {
       CHECK_MESSAGE(r.violations.empty(), describe(seed, r));
@@ -70,7 +72,8 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
                    << total.conf_changes << ", transfers " << total.transfers
                    << ", figure 8 schedules " << total.figure8_runs << ", stale reads "
                    << total.stale_read_runs << ", crashes after early sends "
-                   << total.crashes_after_early_send << ", acks during leader syncs "
+                   << total.crashes_after_early_send << ", crashes below applied "
+                   << total.crashes_below_applied << ", acks during leader syncs "
                    << total.acks_during_leader_sync);
   // The run must actually exercise what it claims to (meaningless once failures cut
   // it short).
@@ -85,6 +88,8 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
   CHECK(total.stale_read_runs > seeds / 10);
   // Leaders crash with entries on followers that they never made durable themselves.
   CHECK(total.crashes_after_early_send > seeds / 10);
+  // Nodes restart knowing a lower commit index than they had applied.
+  CHECK(total.crashes_below_applied > seeds / 10);
 }
 
 TEST_CASE("raft/sim: a seed replays to the same event trace") {
