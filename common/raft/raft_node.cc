@@ -202,10 +202,21 @@ Ready RaftNode::ready() {
   HardState hs{term_, vote_, commit_};
   if (hs != reported_hard_state_) {
     storage_.set_hard_state(hs);
-    must_sync_ = true;
+    // Term and vote must be durable before anything that rests on them leaves. The
+    // commit index need not be (etcd's MustSync): it is volatile state in the Raft
+    // paper, every entry up to it is already synced (see the contract in raft_node.h),
+    // and a node that restarts with an older one learns the rest again. It is written
+    // anyway and becomes durable with the next sync made for another reason.
+    if (hs.term != reported_hard_state_.term || hs.vote != reported_hard_state_.vote) {
+      must_sync_ = true;
+    }
     rd.hard_state = hs;
   }
   rd.must_sync = must_sync_;
+  // Entries handed out without a sync are durable already: a follower's commit index
+  // never passes entries it has not synced without must_sync_ being set, and a leader
+  // counts its own copy only once synced.
+  DFS_RAFT_CHECK(must_sync_ || commit_ <= synced_last_);
   rd.snapshot = std::move(installed_snapshot_);
   installed_snapshot_.reset();
   rd.early_messages = std::move(early_outbox_);

@@ -16,11 +16,20 @@
 //   2. if rd.must_sync: storage.sync(). The node has already written rd.hard_state,
 //      new entries and any installed snapshot through RaftLogStorage; none of it may
 //      be relied on until it is durable. A failed sync is fatal for the node.
+//      must_sync is set by new entries, a snapshot, or a new term or vote; a Ready
+//      that only moves the commit index needs none (as etcd's MustSync). Its hard
+//      state is written all the same and becomes durable with a later sync made for
+//      another reason. The commit index is volatile state in Raft, and every entry
+//      at or below it is durable already: a follower's commit covers entries it has
+//      not synced only in a Ready that syncs them, and a leader counts its own copy
+//      only once synced. So a node that restarts with an older commit index than it
+//      had applied still holds every entry it applied; see the constructor.
 //   3. send rd.messages, only after the sync returned: each may depend on step 2 (a
 //      vote granted, a candidate's new term and its vote for itself, an append
 //      acknowledged, a higher term answered).
 //   4. if rd.snapshot: restore the state machine from it (it replaces all state up
-//      to rd.snapshot->meta.index); then apply rd.committed_entries in order.
+//      to rd.snapshot->meta.index); then apply rd.committed_entries in order (after
+//      the sync of step 2 when there is one; without one they are durable already).
 //   5. serve rd.read_states once the applied index reaches each state's index.
 //   6. advance(rd). It tells the node that everything written before ready() is
 //      durable (when rd.must_sync): only then does a leader's own copy of new entries
@@ -68,7 +77,7 @@ struct ReadState {
 
 struct Ready {
   std::optional<HardState> hard_state;  // changed since the last Ready (informational)
-  bool must_sync = false;               // storage holds unsynced writes
+  bool must_sync = false;  // entries, a snapshot, a term or a vote to sync (step 2)
   std::optional<Snapshot> snapshot;     // installed from the leader; restore from it
   std::vector<Message> early_messages;  // may leave before the sync (contract step 1)
   std::vector<Message> messages;        // leave only after the sync (contract step 3)
@@ -80,7 +89,12 @@ class RaftNode {
  public:
   // Restores term, vote, commit, snapshot and configuration from `storage` (what was
   // synced before a crash). The state machine must be restored by the application
-  // from storage.snapshot(); entries after it come back as committed entries.
+  // from storage.snapshot(); entries after it come back as committed entries: at once
+  // up to the restored commit index, which may be older than what was applied before
+  // the crash (it is synced only along with other writes), and beyond it once the
+  // leader's next append or heartbeat says so (a single voter: once it has committed
+  // its new term's no-op). An application that records what it applied skips entries
+  // it already has (MdsStateMachine's raft_applied).
   RaftNode(RaftConfig config, RaftLogStorage& storage, Random& random);
 
   // Advances logical time by one tick: election timeouts, heartbeats, check-quorum.

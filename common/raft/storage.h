@@ -1,8 +1,10 @@
 // The log storage a RaftNode writes through: hard state, entries after the latest
 // snapshot, and that snapshot. Writes are buffered: they are visible to reads at once
 // but durable only after sync(), which the application calls when Ready::must_sync is
-// set (see raft_node.h for the exact contract). Single-threaded: owned by the node's
-// executor together with the RaftNode.
+// set (see raft_node.h for the exact contract). A hard state that changes only the
+// commit index waits for the next sync made for another reason, so a restart may find
+// an older one. Single-threaded: owned by the node's executor together with the
+// RaftNode.
 #pragma once
 
 #include <optional>

@@ -102,12 +102,23 @@ void RaftSimulation::deliver_due() {
 SimResult RaftSimulation::run() {
   for (auto& n : nodes_) start_node(*n);
   uint64_t end = options_.fault_ms + options_.heal_ms;
-  for (now_ = 0; now_ < end; ++now_) {
+  // Voters still catching up at the end get more quiet time, up to another heal_ms:
+  // the check is that a healed cluster converges, and a seed whose leader emerged late
+  // from split votes (30 ms links, 4 voters) and then caught a follower up one
+  // reordered append at a time can need longer (seed 13426 of 100,000 did). Runs that
+  // converged in time stop exactly where they always did; the test bounds how many
+  // need overtime, so a general slowdown still shows.
+  uint64_t overtime_end = end + options_.heal_ms;
+  for (now_ = 0; now_ < overtime_end; ++now_) {
     // Stop at the first violation: the state is already wrong, and going on may only
     // trip an invariant check in the core (which aborts) before the seed is printed.
     if (!checker_.violations().empty()) {
       result_.stopped_at_ms = now_;
       break;
+    }
+    if (now_ >= end) {
+      if (converged()) break;
+      result_.overtime_ms += 1;
     }
     if (script_) step_script();
     if (!script_ && now_ < options_.fault_ms && random_.uniform(0, fault_one_in_) == 0) {

@@ -77,8 +77,12 @@ struct SimResult {
   // after the syncing Ready's early messages had left, and append acknowledgements that
   // reached a leader while it was syncing (they wait for the sync, as any input does).
   size_t crashes_after_early_send = 0;
+  // Crashes that left a node's durable commit index below what it had applied (the
+  // commit index alone is never synced): it must apply again and learn the rest.
+  size_t crashes_below_applied = 0;
   size_t acks_during_leader_sync = 0;
   uint64_t stopped_at_ms = 0;  // a violation stops the run early (0: ran to the end)
+  uint64_t overtime_ms = 0;    // quiet time past the end that convergence needed
 };
 
 enum class ReplyStatus : uint8_t { kOk, kNotLeader };
@@ -154,6 +158,7 @@ class RaftSimulation {
   void heal_all();
   void check_logs();
   void final_checks();
+  bool converged();  // a leader, and every voter applied as far with the same state
   SimNode* leader();
 
   void trace(uint64_t a, uint64_t b = 0, uint64_t c = 0, uint64_t d = 0);

@@ -49,6 +49,18 @@ void SafetyChecker::on_apply(NodeId id, const Entry& e) {
   }
 }
 
+void SafetyChecker::on_crash(NodeId id, const RaftLogStorage& survived, Index applied) {
+  for (Index i = survived.first_index(); i <= applied; ++i) {
+    auto it = committed_.find(i);
+    std::optional<Term> t = survived.term(i);
+    if (it == committed_.end() || t != it->second.first) {
+      report("durability: node " + std::to_string(id) + " applied entry " + std::to_string(i) +
+             " but lost it from its log in a crash");
+      return;
+    }
+  }
+}
+
 void SafetyChecker::on_image(NodeId id, Index index, const std::string& image) {
   auto [it, inserted] = images_.emplace(index, image);
   if (!inserted && it->second != image) {

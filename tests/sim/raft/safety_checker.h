@@ -23,6 +23,11 @@ class SafetyChecker {
   // entries at one index.
   void on_apply(NodeId id, const Entry& e);
 
+  // Node `id` lost power having applied up to `applied`; `survived` is its storage as
+  // the restart will see it. Every applied entry after the snapshot must still be in
+  // the log, with the term it committed at: applied entries were synced.
+  void on_crash(NodeId id, const RaftLogStorage& survived, Index applied);
+
   // A state-machine image at `index` (compaction, or a snapshot installed): images at
   // one index are identical.
   void on_image(NodeId id, Index index, const std::string& image);

@@ -104,6 +104,19 @@ void RaftSimulation::check_logs() {
   checker_.check_logs(logs);
 }
 
+bool RaftSimulation::converged() {
+  SimNode* lead = leader();
+  if (!lead) return false;
+  for (NodeId v : lead->raft->conf().voters) {
+    SimNode& n = *nodes_[v - 1];
+    if (!n.up || n.raft->applied_index() != lead->raft->applied_index() ||
+        n.kv.serialize() != lead->kv.serialize()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void RaftSimulation::final_checks() {
   check_logs();
   std::vector<std::string> problems;

@@ -1,5 +1,7 @@
 // RaftSimulation, node side: the Ready loop with a slow disk, applying the KV state
 // machine, and answering client requests (writes when applied, reads by read index).
+#include <algorithm>
+
 #include "tests/sim/raft/sim_parts.h"
 
 namespace dfs::raft::sim {
@@ -19,14 +21,23 @@ void RaftSimulation::start_node(SimNode& n) {
   std::optional<KvStateMachine> kv = KvStateMachine::restore(n.storage->snapshot().data);
   if (!kv) checker_.report("node " + std::to_string(n.id) + ": undecodable snapshot image");
   n.kv = kv.value_or(KvStateMachine{});
+  n.applied = n.storage->snapshot().meta.index;
   n.up = true;
   trace(1, n.id);
   pump(n);
 }
 
 void RaftSimulation::crash_node(SimNode& n) {
+  Index applied = n.applied;
   size_t lost = n.storage->crash(*n.random);
   if (n.syncing && n.syncing_early_sent > 0 && lost > 0) result_.crashes_after_early_send += 1;
+  // The commit index is written without a sync of its own, so the restart may know
+  // less than was applied; the log must still hold every entry that was.
+  const SimStorage& kept = *n.storage;
+  if (std::max(kept.hard_state().commit, kept.snapshot().meta.index) < applied) {
+    result_.crashes_below_applied += 1;
+  }
+  checker_.on_crash(n.id, kept, applied);
   n.raft.reset();
   n.kv = KvStateMachine{};
   n.up = false;
@@ -98,8 +109,9 @@ void RaftSimulation::finish_ready(SimNode& n, Ready rd) {
     n.reads_unconfirmed.erase(it);
   }
   n.raft->advance(rd);
+  n.applied = n.raft->applied_index();
   serve_reads(n);
-  Index applied = n.raft->applied_index();
+  Index applied = n.applied;
   if (applied >= n.storage->snapshot().meta.index + compact_every_) {
     std::string image = n.kv.serialize();
     checker_.on_image(n.id, applied, image);

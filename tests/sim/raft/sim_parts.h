@@ -16,6 +16,9 @@ struct RaftSimulation::SimNode {
   std::unique_ptr<SplitMixRandom> random;
   std::unique_ptr<RaftNode> raft;        // null while crashed
   KvStateMachine kv;
+  // Last index `kv` reflects. Not raft->applied_index(): installing a snapshot moves
+  // that at once, before the Ready that restores the image has been synced.
+  Index applied = 0;
   bool up = false;
   // Paused (a stalled process, a frozen VM): no ticks, no sync completion, and input
   // waits in `inbox` until it resumes. Only targeted schedules pause nodes.

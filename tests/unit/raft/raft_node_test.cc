@@ -204,6 +204,137 @@ TEST_CASE("raft/replication: a single-voter leader commits after its sync, not a
   CHECK(c.peer(1).applied.back().data == "x");
 }
 
+// The commit index is volatile state (etcd's MustSync ignores it too): a Ready that
+// changes nothing else hands out committed entries without a sync, on the leader that
+// learns the commit from an acknowledgement and on the follower that learns it next.
+TEST_CASE("raft/ready: a change of the commit index alone needs no sync") {
+  TestCluster c(3);
+  NodeId l = c.elect();
+  c.tick(l);  // the no-op commits everywhere
+  RaftNode& leader = c.node(l);
+  NodeId f = l == 1 ? 2 : 1;
+  Result<Index> i = leader.propose("x");
+  REQUIRE(i.has_value());
+  Ready rd = leader.ready();
+  REQUIRE(rd.must_sync);
+  REQUIRE(c.peer(l).storage->sync().has_value());
+  leader.advance(rd);
+  REQUIRE(rd.early_messages.size() == 2);
+  const Message& append =
+      rd.early_messages[0].to == f ? rd.early_messages[0] : rd.early_messages[1];
+
+  c.node(f).step(append);
+  Ready frd = c.node(f).ready();
+  REQUIRE(frd.must_sync);  // the entry itself
+  REQUIRE(c.peer(f).storage->sync().has_value());
+  c.node(f).advance(frd);
+  REQUIRE(frd.messages.size() == 1);
+
+  leader.step(frd.messages[0]);
+  Ready crd = leader.ready();
+  REQUIRE(crd.hard_state.has_value());
+  CHECK(crd.hard_state->commit == *i);
+  CHECK_FALSE(crd.must_sync);
+  REQUIRE(!crd.committed_entries.empty());
+  CHECK(crd.committed_entries.back().index == *i);
+  leader.advance(crd);
+
+  const Message* tell = nullptr;
+  for (const Message& m : crd.early_messages) {
+    if (m.to == f && m.commit == *i) tell = &m;
+  }
+  REQUIRE(tell != nullptr);
+  c.node(f).step(*tell);
+  Ready fc = c.node(f).ready();
+  CHECK_FALSE(fc.must_sync);
+  REQUIRE(!fc.committed_entries.empty());
+  CHECK(fc.committed_entries.back().index == *i);
+  REQUIRE(fc.messages.size() == 1);  // its acknowledgement rests on synced entries only
+  c.node(f).advance(fc);
+  // Written all the same: the next sync made for another reason makes it durable.
+  CHECK(c.peer(f).storage->hard_state().commit == *i);
+}
+
+TEST_CASE("raft/ready: a single-voter group syncs once per proposal") {
+  TestCluster c(1);
+  REQUIRE(c.elect() == 1);
+  c.flush();
+  int syncs = c.peer(1).syncs;
+  for (int k = 0; k < 5; ++k) {
+    Result<Index> i = c.node(1).propose("p" + std::to_string(k));
+    REQUIRE(i.has_value());
+    c.flush();
+    REQUIRE(!c.peer(1).applied.empty());
+    CHECK(c.peer(1).applied.back().index == *i);
+  }
+  // One sync for each entry; the commit that follows it needs none (it did until the
+  // commit index stopped forcing a sync, which doubled a single voter's syncs).
+  CHECK(c.peer(1).syncs - syncs == 5);
+}
+
+// A node applies committed entries whose commit index it never synced, then loses
+// power. Its log still holds them (appended with a sync); it restarts with an older
+// commit index, applies again what that covers, and learns the rest from the leader.
+TEST_CASE("raft/restart: a follower that lost its commit index catches up from the leader") {
+  TestCluster c(3);
+  NodeId l = c.elect();
+  NodeId f = l == 1 ? 2 : 1;
+  for (int k = 0; k < 3; ++k) {
+    REQUIRE(c.node(l).propose("x" + std::to_string(k)).has_value());
+    c.deliver_all();
+  }
+  Index last = c.node(l).last_index();
+  REQUIRE(c.node(f).commit_index() == last);
+  REQUIRE(!c.peer(f).applied.empty());
+  REQUIRE(c.peer(f).applied.back().index == last);
+  std::vector<Entry> applied = c.peer(f).applied;
+  CHECK(c.peer(f).synced.last_index() == last);
+  CHECK(c.peer(f).synced.hard_state().commit < last);  // the case under test
+
+  c.crash(f);
+  CHECK(c.node(f).commit_index() < last);
+  CHECK(c.node(f).applied_index() == 0);
+  c.flush();  // applies again up to the commit index it had synced
+  CHECK(c.node(f).applied_index() < last);
+  c.tick(l);  // a heartbeat carries the leader's commit index
+  CHECK(c.node(f).commit_index() == last);
+  CHECK(c.node(f).applied_index() == last);
+  REQUIRE(c.peer(f).applied.size() == applied.size());
+  for (size_t k = 0; k < applied.size(); ++k) {
+    CHECK(c.peer(f).applied[k].index == applied[k].index);
+    CHECK(c.peer(f).applied[k].term == applied[k].term);
+    CHECK(c.peer(f).applied[k].data == applied[k].data);
+  }
+}
+
+// Alone in its group there is nobody to learn the commit index from: after a restart
+// the node elects itself and commits its new term's no-op, and with it every synced
+// entry before it, in the same places.
+TEST_CASE("raft/restart: a single voter that lost its commit index commits its log again") {
+  TestCluster c(1);
+  REQUIRE(c.elect() == 1);
+  for (const char* cmd : {"a", "b", "c"}) {
+    REQUIRE(c.node(1).propose(cmd).has_value());
+    c.flush();
+  }
+  Index last = c.node(1).last_index();
+  REQUIRE(c.node(1).applied_index() == last);
+  std::vector<Entry> applied = c.peer(1).applied;
+  CHECK(c.peer(1).synced.hard_state().commit < last);
+
+  c.crash(1);
+  c.flush();
+  CHECK(c.node(1).applied_index() < last);
+  REQUIRE(c.elect() == 1);
+  c.flush();
+  CHECK(c.node(1).commit_index() == last + 1);  // the new term's no-op
+  REQUIRE(c.peer(1).applied.size() == applied.size() + 1);
+  for (size_t k = 0; k < applied.size(); ++k) {
+    CHECK(c.peer(1).applied[k].index == applied[k].index);
+    CHECK(c.peer(1).applied[k].data == applied[k].data);
+  }
+}
+
 TEST_CASE("raft/snapshot: a lagging follower installs a snapshot sent in chunks") {
   RaftConfig cfg;
   cfg.snapshot_chunk_bytes = 100;

@@ -12,8 +12,13 @@ TestCluster::TestCluster(int n, RaftConfig base, int extra) : base_(base) {
   }
 }
 
+void TestCluster::crash(NodeId id) {
+  reset_node(id, std::make_unique<MemStorage>(peers_.at(id).synced));
+}
+
 void TestCluster::reset_node(NodeId id, std::unique_ptr<MemStorage> storage) {
   TestPeer p;
+  p.synced = *storage;
   p.storage = std::move(storage);
   p.random = std::make_unique<SplitMixRandom>(id * 7919);
   RaftConfig cfg = base_;
@@ -32,7 +37,11 @@ void TestCluster::process_ready(TestPeer& p) {
   while (p.node->has_ready()) {
     Ready rd = p.node->ready();
     for (Message& m : rd.early_messages) queue_.push_back(std::move(m));
-    if (rd.must_sync) REQUIRE(p.storage->sync().has_value());
+    if (rd.must_sync) {
+      REQUIRE(p.storage->sync().has_value());
+      p.synced = *p.storage;
+      p.syncs += 1;
+    }
     for (Message& m : rd.messages) queue_.push_back(std::move(m));
     if (rd.snapshot) {
       p.restored = rd.snapshot;

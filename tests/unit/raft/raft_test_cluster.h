@@ -1,6 +1,7 @@
 // A tiny synchronous harness for RaftNode unit tests: N nodes over MemStorage, a
 // message queue delivered in FIFO order, and per-link cuts. Each node's Ready is
-// processed by the book (send early, sync, send, apply, advance). Single-threaded.
+// processed by the book (send early, sync, send, apply, advance). A crash restarts a
+// node from what its last sync made durable. Single-threaded.
 #pragma once
 
 #include <deque>
@@ -18,6 +19,8 @@ namespace dfs::raft::testing {
 
 struct TestPeer {
   std::unique_ptr<MemStorage> storage;
+  MemStorage synced;  // the storage as of its last sync: what a crash leaves
+  int syncs = 0;      // Readys with must_sync since the node (re)started
   std::unique_ptr<SplitMixRandom> random;
   std::unique_ptr<RaftNode> node;
   std::vector<Entry> applied;  // committed entries in apply order
@@ -31,8 +34,11 @@ class TestCluster {
   // (n+1..n+extra) start outside it, waiting to be added.
   explicit TestCluster(int n, RaftConfig base = {}, int extra = 0);
 
-  // Replaces node `id` with one built on `storage` (set up by the test).
+  // Replaces node `id` with one built on `storage` (set up by the test), as synced.
   void reset_node(NodeId id, std::unique_ptr<MemStorage> storage);
+  // Power loss and restart: node `id` comes back with what its last sync covered
+  // (unsynced writes are lost). Messages already queued to or from it still arrive.
+  void crash(NodeId id);
 
   RaftNode& node(NodeId id) { return *peers_.at(id).node; }
   TestPeer& peer(NodeId id) { return peers_.at(id); }

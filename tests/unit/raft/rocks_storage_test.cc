@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "common/raft/raft_node.h"
 #include "common/raft/rocks_storage.h"
 #include "tests/support/kill_child.h"
 #include "tests/unit/raft/rocks_fixture.h"
@@ -63,6 +64,35 @@ TEST_CASE("raft/rocks_storage: synced state survives a reopen, unsynced writes d
   CHECK(s->last_index() == 10);
   CHECK(all_entries(*s) == written);
   CHECK(s->snapshot().meta == SnapshotMeta{0, 0, kConf});
+}
+
+// The core writes a commit index without asking for a sync when nothing else changed
+// (Ready::must_sync): it comes back older after a crash, and durable with the next sync.
+TEST_CASE("raft/rocks_storage: a commit index written without a sync waits for the next one") {
+  TempDir dir;
+  auto db = open_db(dir.path());
+  {
+    auto s = open_log(db.get());
+    s->append(make_entries(1, 5, 1));
+    s->set_hard_state(HardState{1, 1, 2});
+    REQUIRE(s->sync().has_value());
+    s->set_hard_state(HardState{1, 1, 5});  // commit only: no sync
+  }
+  {
+    auto s = open_log(db.get());
+    CHECK(s->hard_state() == HardState{1, 1, 2});
+    CHECK(s->last_index() == 5);  // every entry it may have applied is still there
+    SplitMixRandom random(1);
+    RaftNode node(RaftConfig{.id = 1}, *s, random);
+    CHECK(node.commit_index() == 2);
+    CHECK(node.applied_index() == 0);
+    s->set_hard_state(HardState{1, 1, 5});
+    s->append(make_entries(6, 6, 1));
+    REQUIRE(s->sync().has_value());
+  }
+  auto s = open_log(db.get());
+  CHECK(s->hard_state() == HardState{1, 1, 5});
+  CHECK(s->last_index() == 6);
 }
 
 TEST_CASE("raft/rocks_storage: a conflicting suffix stays truncated across reopen") {
