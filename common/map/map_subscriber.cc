@@ -12,12 +12,26 @@ MapSubscriber::MapSubscriber(asio::any_io_executor executor, rpc::Messenger& mes
 
 void MapSubscriber::start() { spawn_checked(executor_, subscribe_loop()); }
 
+namespace {
+
+// A subscription is probed this often, and a monitor that does not answer a probe within
+// kProbeTimeout is given up for the next one: a stale map lasts at most about 3 s.
+constexpr Duration kProbeInterval{1000};
+constexpr Duration kProbeTimeout{2000};
+
+}  // namespace
+
 awaitable<void> MapSubscriber::subscribe_loop() {
-  // (Re)subscribes whenever the subscription's connection is gone; the monitor then
-  // sends what we missed, so no epoch is ever skipped.
+  // (Re)subscribes whenever the subscription's connection is gone or its monitor falls
+  // silent; the monitor then sends what we missed, so no epoch is ever skipped.
+  auto last_probe = Clock::now();
   for (;;) {
     if (subscribed_on_ && subscribed_on_->is_open()) {
       co_await sleep_for(Duration(200));
+      if (subscribed_on_ && Clock::now() - last_probe >= kProbeInterval) {
+        co_await probe_subscription();
+        last_probe = Clock::now();
+      }
       continue;
     }
     const std::string& mon = mon_addrs_[current_mon_ % mon_addrs_.size()];
@@ -46,6 +60,32 @@ awaitable<void> MapSubscriber::subscribe_loop() {
       for (auto& waiter : waiters_) waiter->cancel();
       waiters_.clear();
     }
+  }
+}
+
+awaitable<void> MapSubscriber::probe_subscription() {
+  // A monitor cut off from the network leaves our connection to it open: we send
+  // nothing on it, so nothing fails, and its pushes just stop. Subscribing again on the
+  // same connection is idempotent at the monitor and answers with what we lack
+  // (usually nothing), so it doubles as a liveness check.
+  rpc::ConnectionPtr conn = subscribed_on_;
+  proto::SubscribeRequest request;
+  request.set_have_epoch(map_.epoch());
+  auto reply =
+      co_await conn->call(rpc::kMonSubscribe, request.SerializeAsString(), {}, kProbeTimeout);
+  if (reply) {
+    auto update = rpc::parse_body<proto::MapUpdate>(reply->body);
+    if (update) apply(*update);
+    co_return;
+  }
+  spdlog::warn("monitor {} did not answer a subscription probe ({}); subscribing to another",
+               conn->peer_address(), reply.error().to_string());
+  // Closed, not just dropped: the Messenger shares this connection, and calls waiting on
+  // it fail over to another monitor now instead of at their deadlines.
+  conn->close("the monitor did not answer a subscription probe");
+  if (subscribed_on_ == conn) {
+    subscribed_on_.reset();
+    ++current_mon_;
   }
 }
 
@@ -121,8 +161,9 @@ awaitable<Result<rpc::Frame>> MapSubscriber::call_mon(uint32_t method, std::stri
                                                       Duration timeout) {
   auto deadline = Clock::now() + timeout;
   Error last(ErrorCode::kUnavailable, "no monitor configured");
+  const size_t first = current_mon_;
   for (size_t attempt = 0; Clock::now() < deadline; ++attempt) {
-    size_t index = (current_mon_ + attempt) % mon_addrs_.size();
+    size_t index = (first + attempt) % mon_addrs_.size();
     const std::string& mon = mon_addrs_[index];
     auto left = std::chrono::duration_cast<Duration>(deadline - Clock::now());
     // One monitor may hang (stopped, partitioned) rather than refuse: with others to
@@ -132,6 +173,10 @@ awaitable<Result<rpc::Frame>> MapSubscriber::call_mon(uint32_t method, std::stri
     auto reply = co_await messenger_.call(mon, method, body, {}, left);
     if (reply) current_mon_ = index;  // the next request starts where this one succeeded
     if (reply || !is_retryable(reply.error().code())) co_return reply;
+    // And elsewhere after a failure: a hanging monitor would otherwise take the whole
+    // budget of every short call (a beacon has 2 s, a failure report 3 s) that starts
+    // with it, and such calls never reach the second monitor.
+    current_mon_ = index + 1;
     last = std::move(reply).error().with_context("monitor " + mon);
     if (attempt % mon_addrs_.size() == mon_addrs_.size() - 1) co_await sleep_for(Duration(200));
   }

@@ -1,6 +1,7 @@
 // MapSubscriber: keeps a daemon's or client's copy of the cluster map current. It
-// subscribes to one monitor (failing over among all known monitors), applies the
-// incrementals the monitor pushes, and wakes waiters and listeners on every new epoch.
+// subscribes to one monitor (failing over among all known monitors, also when the one
+// it is on stops answering while its connection stays open), applies the incrementals
+// the monitor pushes, and wakes waiters and listeners on every new epoch.
 // Runs on the owner's single-threaded executor, through the owner's Messenger.
 #pragma once
 
@@ -50,6 +51,10 @@ class MapSubscriber {
 
  private:
   awaitable<void> subscribe_loop();
+  // Subscribes again on the current subscription's connection; if the monitor does not
+  // answer in time, closes that connection so that the loop subscribes to the next one.
+  // Requires: subscribed_on_ is set.
+  awaitable<void> probe_subscription();
   void apply(const proto::MapUpdate& update);
   void notify(const ClusterMap& previous);
 

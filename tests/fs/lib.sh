@@ -17,18 +17,20 @@ work="$(mktemp -d /tmp/dfs-fs-test.XXXXXX)"
 chmod 0755 "$work"  # non-root test users must reach the mount inside it
 cluster="$work/cluster"
 mnt="$work/mnt"
-# A port range per test run, so parallel tests do not collide: dfs-dev uses P.. (mons),
-# P+10.. (OSDs) and P+100.. (MDS replicas), so ranges are 200 apart, and one whose
-# ports already answer (another test's daemons) is skipped.
+# A port range per test run, so parallel tests do not collide: dfs-dev uses P.. (monitors),
+# P+10.. (OSDs) and P+100.. (MDS replicas), so ranges are 200 apart. A range is skipped
+# when its ports already answer on loopback (another test's daemons) or when its
+# simulated-hosts bridge exists (another `--hosts` test, whose daemons are not on loopback;
+# dfs-dev names the bridge after the port).
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-block_in_use() {
+range_in_use() {
   local offset
   for offset in 0 1 2 10 11 12 100 101 102; do port_in_use $(($1 + offset)) && return 0; done
-  return 1
+  [ -e "/sys/class/net/dfs$1-br" ]
 }
 for _ in $(seq 1 50); do
   port=$((20000 + (RANDOM % 200) * 200))
-  block_in_use "$port" || break
+  range_in_use "$port" || break
 done
 
 dump_logs() {
