@@ -350,6 +350,14 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
     auto& item = *batch.mutable_items(i);
     results.push_back(co_await handle(item.method(), std::move(*item.mutable_body()), conn));
   }
+  // An item refused for a passing reason (this replica stopped leading mid-batch) fails
+  // the whole batch, which the client resends as it is: items that committed are answered
+  // from the remembered replies, the rest apply then. Answered item by item instead, the
+  // client would take it as that item's final outcome and a deferred change (one it has
+  // already answered the kernel for) would be lost.
+  for (auto& one : results) {
+    if (!one && is_retryable(one.error().code())) co_return unexpected(std::move(one).error());
+  }
   proto::BatchReply reply;
   for (auto& one : results) {
     auto* result = reply.add_results();
