@@ -299,11 +299,15 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
   bool fresh = false;
   auto slot = sessions_.remember(session, seq, executor_, fresh);
   if (!fresh) co_return co_await slot->reply.wait();
-  auto reply = co_await dispatch(method, std::move(body), std::move(client));
+  auto reply = co_await dispatch(method, std::move(body), client);
   if (reply && header.durable()) {
     auto durable = co_await committer_.wait_durable();
     if (!durable) reply = unexpected(std::move(durable).error());
   }
+  // A passing failure: nothing was logged here (the objects were unreachable), or this
+  // replica lost its leadership (then the next leader answers a resend from its store).
+  // A resend must run it again, not get this answer back; waiters on the slot still do.
+  if (!reply && is_retryable(reply.error().code())) sessions_.forget(client, seq);
   slot->reply.set(reply);
   co_return reply;
 }

@@ -11,6 +11,11 @@ Session& SessionTable::touch(const std::string& client, const rpc::ConnectionPtr
   return s;
 }
 
+void SessionTable::forget(const std::string& client, uint64_t seq) {
+  auto it = sessions_.find(client);
+  if (it != sessions_.end()) it->second.requests.erase(seq);
+}
+
 std::shared_ptr<DedupSlot> SessionTable::remember(Session& s, uint64_t seq,
                                                   asio::any_io_executor ex, bool& fresh) {
   auto it = s.requests.find(seq);

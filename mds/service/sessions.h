@@ -42,6 +42,10 @@ class SessionTable {
   std::shared_ptr<DedupSlot> remember(Session& s, uint64_t seq, asio::any_io_executor ex,
                                       bool& fresh);
 
+  // Forgets request `seq` of `client` (no-op if unknown): a request that failed for a
+  // passing reason is run again when resent, not answered with the same failure.
+  void forget(const std::string& client, uint64_t seq);
+
   void add_open(Session& s, uint64_t ino);
   // Drops one open of `ino` by the session (no-op if it holds none). Returns true when
   // nobody holds the inode open any more.
