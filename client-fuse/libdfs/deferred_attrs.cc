@@ -91,10 +91,14 @@ std::vector<MdsSession::Deferred> FileClient::take_deferred() {
 void FileClient::on_deferred_reply(Ino ino, Result<rpc::Frame> reply) {
   auto it = pending_attrs_.find(ino);
   bool settled = true;
+  std::optional<proto::Inode> newer;
   if (it != pending_attrs_.end()) {
     --it->second.in_flight;
     settled = !it->second.queued && it->second.in_flight <= 0;
-    if (settled) pending_attrs_.erase(it);
+    if (settled) {
+      newer = std::move(it->second.newer);
+      pending_attrs_.erase(it);
+    }
   }
   if (!reply) {
     if (is_gone(reply.error())) return;  // removed since: its attributes do not matter
@@ -106,7 +110,11 @@ void FileClient::on_deferred_reply(Ino ino, Result<rpc::Frame> reply) {
   }
   auto parsed = rpc::parse_body<proto::InodeReply>(reply->body);
   // A newer prediction for the inode is still pending: it stays what we know.
-  if (parsed && settled) learn(parsed->inode());
+  if (!parsed || !settled) return;
+  // Another request's reply may have passed this one (a create in this directory that
+  // the MDS applied after the change): learn whichever the MDS applied last.
+  learn(parsed->inode());
+  if (newer) learn(*newer);
 }
 
 awaitable<void> FileClient::flush_deferred_soon() {

@@ -263,6 +263,10 @@ class FileClient {
     Creds creds;
     bool queued = false;  // changes not yet handed to the session
     int in_flight = 0;    // handed over, no reply yet
+    // The newest inode other replies brought meanwhile (a child's create changing a
+    // directory's mtime): the MDS may have applied it after the changes, so once they
+    // are settled it is what we know if it is newer than their reply.
+    std::optional<proto::Inode> newer;
   };
   // Learned inodes with a pending prediction keep it until the MDS has applied it.
   std::unordered_map<Ino, PendingAttrs> pending_attrs_;

@@ -26,8 +26,12 @@ std::shared_ptr<FileState> FileClient::held(Ino ino) const {
 
 void FileClient::learn(const proto::Inode& inode) {
   if (inode.ino() == 0) return;
-  // Deferred changes not yet applied by the MDS: the prediction is newer than this.
-  if (pending_attrs_.count(inode.ino())) return;
+  // Deferred changes not yet applied by the MDS: the prediction stands for now; the
+  // newest inode seen meanwhile is weighed against their reply when they settle.
+  if (auto p = pending_attrs_.find(inode.ino()); p != pending_attrs_.end()) {
+    if (!p->second.newer || inode.version() > p->second.newer->version()) p->second.newer = inode;
+    return;
+  }
   constexpr size_t kMaxKnown = 1u << 20;
   if (known_.size() >= kMaxKnown && !known_.count(inode.ino())) known_.clear();
   Known& k = known_[inode.ino()];
