@@ -82,7 +82,7 @@ stall_report() {
     }' "$1"
 }
 
-start_cluster --hosts 3
+start_cluster --hosts 3 --mds 3
 step "daemons and their hosts:$(for n in mon.a mon.b mon.c osd.0 osd.1 osd.2 mds.a mds.b mds.c; do
   echo -n " $n@$("$repo/tools/dfs-dev" host "$n" --dir "$cluster")"
 done)"
