@@ -5,13 +5,6 @@
 #include "common/rpc/methods.h"
 
 namespace dfs::client {
-namespace {
-
-Duration left_until(Clock::time_point deadline) {
-  return std::chrono::duration_cast<Duration>(deadline - Clock::now());
-}
-
-}  // namespace
 
 MdsSession::MdsSession(ObjectClient& objects) : objects_(objects) {
   // The subscriber outlives us (it belongs to `objects`): the listener checks we live.

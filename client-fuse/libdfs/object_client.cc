@@ -16,10 +16,6 @@ std::string random_nonce() {
 
 Duration min_duration(Duration a, Duration b) { return a < b ? a : b; }
 
-Duration left_until(Clock::time_point deadline) {
-  return std::chrono::duration_cast<Duration>(deadline - Clock::now());
-}
-
 }  // namespace
 
 ObjectClient::ObjectClient(ClientOptions options)

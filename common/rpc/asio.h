@@ -21,6 +21,11 @@ using Duration = std::chrono::milliseconds;
 
 inline constexpr auto use_awaitable_tuple = asio::as_tuple(asio::use_awaitable);
 
+// What is left of a deadline's budget; negative once it has passed.
+inline Duration left_until(Clock::time_point deadline) {
+  return std::chrono::duration_cast<Duration>(deadline - Clock::now());
+}
+
 // Called when an exception escapes a detached coroutine: logs and aborts.
 [[noreturn]] void on_escaped_exception(std::exception_ptr e);
 

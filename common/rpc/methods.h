@@ -15,6 +15,7 @@ enum Method : uint32_t {
   kMonOsdBeacon = 104,
   kMonFailureReport = 105,
   kMonStatus = 106,
+  kMonCommittedEpoch = 107,  // leader only; followers ask it before serving a subscription
 
   kOsdWrite = 200,
   kOsdRead = 201,

@@ -51,6 +51,7 @@ Result<std::string> Monitor::start() {
   server_.handle(rpc::kMonOsdBeacon, std::bind(&Monitor::on_beacon, this, _1, _2));
   server_.handle(rpc::kMonFailureReport, std::bind(&Monitor::on_failure_report, this, _1, _2));
   server_.handle(rpc::kMonStatus, std::bind(&Monitor::on_status, this, _1, _2));
+  server_.handle(rpc::kMonCommittedEpoch, std::bind(&Monitor::on_committed_epoch, this, _1, _2));
 
   raft::ConfState voters;
   raft::RaftGroupOptions group;
@@ -84,6 +85,8 @@ awaitable<Result<uint64_t>> Monitor::commit(proto::MapCommand command) {
 }
 
 void Monitor::publish(const proto::MapUpdate& update) {
+  for (auto& waiter : epoch_waiters_) waiter->cancel();
+  epoch_waiters_.clear();
   std::string body = update.SerializeAsString();
   std::erase_if(subscribers_, [&](const std::weak_ptr<rpc::Connection>& weak) {
     auto conn = weak.lock();
@@ -124,12 +127,70 @@ awaitable<Result<rpc::Reply>> Monitor::on_get_map(rpc::ConnectionPtr, rpc::Frame
 
 awaitable<Result<rpc::Reply>> Monitor::on_subscribe(rpc::ConnectionPtr conn, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::SubscribeRequest>(frame.body));
+  // A monitor that restarted, or lost touch with the leader, may hold an old map: one
+  // without a pool the subscriber is about to use, or with an OSD up that is down.
+  // Served from it, a client just mounted would fail its first read ("no such pool").
+  DFS_CO_AWAIT_CHECK(catch_up_with_leader());
   bool known = std::any_of(subscribers_.begin(), subscribers_.end(),
                            [&](const auto& weak) { return weak.lock() == conn; });
   if (!known) subscribers_.push_back(conn);
-  // The catch-up and every later push leave on this thread in apply order, so the
-  // subscriber sees consecutive epochs.
+  // Registered and answered without a suspension in between: the catch-up and every
+  // later push leave on this thread in apply order, so the subscriber sees consecutive
+  // epochs.
   co_return rpc::make_reply(sm_.catch_up(request.have_epoch()));
+}
+
+awaitable<Result<rpc::Reply>> Monitor::on_committed_epoch(rpc::ConnectionPtr, rpc::Frame) {
+  if (!is_leader()) {
+    co_return make_error(ErrorCode::kUnavailable, options_.entity + " is not the monitor leader");
+  }
+  DFS_CO_AWAIT_CHECK(group_->linearizable_read());
+  proto::CommittedEpochReply reply;
+  reply.set_epoch(sm_.map().epoch());
+  co_return rpc::make_reply(reply);
+}
+
+awaitable<Status> Monitor::catch_up_with_leader() {
+  if (is_leader()) co_return co_await group_->linearizable_read();
+  auto deadline = Clock::now() + options_.catch_up_timeout;
+  const MonMember* target = nullptr;
+  // Just restarted, it learns the leader from the leader's next heartbeat.
+  for (;;) {
+    raft::NodeId leader = group_->status().leader;
+    for (const auto& m : options_.members) {
+      if (m.id == leader && leader != options_.id) target = &m;
+    }
+    if (target) break;
+    if (is_leader()) co_return co_await group_->linearizable_read();
+    if (Clock::now() >= deadline) {
+      co_return make_error(ErrorCode::kUnavailable,
+                           options_.entity + " knows no monitor leader to catch up with");
+    }
+    co_await sleep_for(options_.raft_tick);
+  }
+  auto frame = co_await messenger_.call(target->addr, rpc::kMonCommittedEpoch, {}, {},
+                                        left_until(deadline));
+  if (!frame) {
+    co_return make_error(ErrorCode::kUnavailable,
+                         options_.entity + " cannot tell whether its map is current: the leader " +
+                             target->name + " did not say (" + frame.error().to_string() + ")");
+  }
+  auto reply = DFS_CO_TRY(rpc::parse_body<proto::CommittedEpochReply>(frame->body));
+  co_return co_await wait_for_epoch(reply.epoch(), deadline);
+}
+
+awaitable<Status> Monitor::wait_for_epoch(uint64_t epoch, Clock::time_point deadline) {
+  while (sm_.map().epoch() < epoch) {
+    if (Clock::now() >= deadline) {
+      co_return make_error(ErrorCode::kUnavailable,
+                           options_.entity + " has map epoch " + std::to_string(sm_.map().epoch()) +
+                               ", behind the committed " + std::to_string(epoch));
+    }
+    auto waiter = std::make_shared<asio::steady_timer>(executor_, deadline);
+    epoch_waiters_.push_back(waiter);
+    co_await waiter->async_wait(use_awaitable_tuple);
+  }
+  co_return ok_status();
 }
 
 awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::Frame frame) {

@@ -3,7 +3,8 @@
 // is acknowledged once committed on a majority and applied here, so an acknowledged
 // epoch survives the loss of any minority and no epoch is ever produced twice with
 // different content. Any monitor serves map reads, subscriptions and status from the
-// map it has applied; map changes, OSD beacons and failure reports are handled by the
+// map it has applied, subscriptions only once that map is known to hold every epoch
+// committed before the request; map changes, OSD beacons and failure reports are handled by the
 // leader, and a follower forwards them to it (docs/architecture.md says why forwarding
 // rather than redirecting). Failure detection runs on the leader only.
 // One instance per dfs-mon; all state lives on its single I/O thread.
@@ -35,6 +36,9 @@ struct MonitorOptions {
   FailureDetectorOptions failure;
   Millis tick{500};
   Duration forward_timeout{3000};   // a follower's forward of one request to the leader
+  // How long a subscription may wait for this monitor to catch up with the leader; below
+  // the subscribers' 2 s probe timeout, so a lagging monitor fails the probe cleanly.
+  Duration catch_up_timeout{1500};
   uint64_t snapshot_every = 1000;   // map commands between Raft log compactions
   Duration raft_tick{50};
 };
@@ -58,6 +62,7 @@ class Monitor {
   Handler on_beacon(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_failure_report(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_status(rpc::ConnectionPtr conn, rpc::Frame frame);
+  Handler on_committed_epoch(rpc::ConnectionPtr conn, rpc::Frame frame);
 
   bool is_leader() const;
   // Sends a leader-only request on to the leader and relays its answer. A request that
@@ -67,6 +72,13 @@ class Monitor {
   // Proposes one command through Raft; the epoch it produced once applied here.
   awaitable<Result<uint64_t>> commit(proto::MapCommand command);
   void publish(const proto::MapUpdate& update);
+  // Completes once this monitor has applied every epoch committed before the call: the
+  // leader by a read index, a follower by asking the leader for that epoch and waiting
+  // for it to arrive. Errors: kUnavailable (no leader known, it did not answer, or the
+  // epoch did not arrive within catch_up_timeout), and those of a read index.
+  awaitable<Status> catch_up_with_leader();
+  // Errors: kUnavailable when `epoch` has not been applied by `deadline`.
+  awaitable<Status> wait_for_epoch(uint64_t epoch, Clock::time_point deadline);
   awaitable<void> tick_loop();
   awaitable<void> check_failures();
 
@@ -81,6 +93,7 @@ class Monitor {
   rpc::Messenger messenger_;
   std::unique_ptr<raft::RaftGroup> group_;
   std::vector<std::weak_ptr<rpc::Connection>> subscribers_;
+  std::vector<std::shared_ptr<asio::steady_timer>> epoch_waiters_;  // woken by each apply
   TimePoint started_;
   bool leader_ready_ = false;  // leader, and has applied everything committed before
 };

@@ -17,8 +17,7 @@ writers=""
 stop_writers() {  # then lib.sh's cleanup, with the exit status
   local rc=$? p
   for p in $writers; do kill -KILL "$p" 2>/dev/null || true; done
-  (exit $rc)
-  cleanup
+  cleanup "$rc"  # (not `(exit $rc); cleanup`: under set -e that exits the trap at once)
 }
 trap stop_writers EXIT
 

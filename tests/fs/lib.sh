@@ -41,8 +41,8 @@ dump_logs() {
   done
 }
 
-cleanup() {
-  local rc=$?
+cleanup() {  # cleanup [EXIT_STATUS]: as an EXIT trap, the script's own status
+  local rc=${1:-$?}
   [ $rc -ne 0 ] && [ $rc -ne 77 ] && dump_logs
   "$repo/tools/dfs-dev" down --dir "$cluster" >/dev/null 2>&1 || true
   if mountpoint -q "$mnt" 2>/dev/null; then umount -l "$mnt" || true; fi

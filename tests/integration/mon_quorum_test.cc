@@ -24,8 +24,8 @@ using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
 awaitable<Result<rpc::Frame>> ask_mon(client::ObjectClient* c, std::string addr, uint32_t method,
-                                      std::string body) {
-  co_return co_await c->messenger().call(addr, method, std::move(body), {}, Duration(1500));
+                                      std::string body, Duration timeout = Duration(1500)) {
+  co_return co_await c->messenger().call(addr, method, std::move(body), {}, timeout);
 }
 
 Result<proto::StatusReply> status_of(client::ObjectClient& c, const std::string& addr) {
@@ -313,6 +313,74 @@ TEST_CASE("integration/mon quorum: a monitor that missed compacted entries catch
     std::this_thread::sleep_for(milliseconds(100));
   }
   CHECK(cluster.log_of(behind).find("from the raft snapshot") != std::string::npos);
+  DFS_CHECK_OK(cluster.check_healthy());
+}
+
+// A monitor's answer to a new subscriber (one with no map yet). The monitor may take up
+// to its catch_up_timeout (1.5 s) to answer; the call waits longer than that, so an
+// error is the monitor's own.
+Result<proto::MapUpdate> subscribe_to(client::ObjectClient& c, const std::string& addr) {
+  proto::SubscribeRequest request;
+  request.set_have_epoch(0);
+  auto frame = c.run(
+      ask_mon(&c, addr, rpc::kMonSubscribe, request.SerializeAsString(), Duration(4000)));
+  if (!frame) return unexpected(std::move(frame).error());
+  return rpc::parse_body<proto::MapUpdate>(frame->body);
+}
+
+TEST_CASE("integration/mon quorum: a restarted monitor answers subscriptions only once caught up") {
+  // A monitor restarted after missing changes must not hand a subscriber (a client just
+  // mounting) its old map: the client would find no pool, or an OSD up that is down.
+  TestCluster cluster(ClusterOptions{.osds = 1, .mons = 3});
+  INFO("cluster dir " << cluster.dir());
+  DFS_REQUIRE_OK(cluster.boot());
+  auto admin_or = cluster.admin();
+  DFS_REQUIRE_OK(admin_or);
+  client::ObjectClient& admin = **admin_or;
+  std::string leader = wait_leader(cluster, admin, milliseconds(10000));
+  std::string behind = leader == "mon.c" ? "mon.b" : "mon.c";
+  const std::string behind_addr = cluster.mon_addrs()[behind[4] - 'a'];
+  DFS_REQUIRE_OK(cluster.kill(behind, SIGKILL));
+  auto create_pool = [&](const std::string& name) {
+    proto::MapCommand command;
+    auto* p = command.mutable_create_pool();
+    p->set_name(name);
+    p->set_size(1);
+    p->set_min_size(1);
+    p->set_pg_num(4);
+    return admin.run(admin.mon_command(command));
+  };
+  for (int i = 0; i < 5; ++i) DFS_REQUIRE_OK(create_pool("while-down-" + std::to_string(i)));
+  auto committed = create_pool("last");
+  DFS_REQUIRE_OK(committed);
+  DFS_REQUIRE_OK(cluster.start(behind));
+  // At once, before the leader has sent it anything: the answer waits for that.
+  auto update = subscribe_to(admin, behind_addr);
+  DFS_REQUIRE_OK(update);
+  ClusterMap map;
+  if (update->has_full()) map = ClusterMap(update->full());
+  for (const auto& inc : update->incrementals()) DFS_REQUIRE_OK(map.apply_incremental(inc));
+  CHECK(map.epoch() >= *committed);
+  CHECK(map.pool_by_name("last") != nullptr);
+
+  // Cut off from both others (stopped, so its connections stay open), it answers no
+  // subscription: it cannot know what it missed.
+  for (const auto& other : {std::string("mon.a"), std::string("mon.b"), std::string("mon.c")}) {
+    if (other != behind) DFS_REQUIRE_OK(cluster.kill(other, SIGSTOP));
+  }
+  auto refused = subscribe_to(admin, behind_addr);
+  for (const auto& other : {std::string("mon.a"), std::string("mon.b"), std::string("mon.c")}) {
+    if (other != behind) DFS_REQUIRE_OK(cluster.kill(other, SIGCONT));
+  }
+  REQUIRE_FALSE(refused);
+  MESSAGE("alone: " << refused.error().to_string());
+  CHECK(refused.error().code() == ErrorCode::kUnavailable);  // refused, not hung
+  // Once the others are back, the subscription is served again.
+  auto deadline = SteadyClock::now() + milliseconds(10000);
+  while (!subscribe_to(admin, behind_addr)) {
+    REQUIRE_MESSAGE(SteadyClock::now() < deadline, behind << " never served a subscription again");
+    std::this_thread::sleep_for(milliseconds(100));
+  }
   DFS_CHECK_OK(cluster.check_healthy());
 }
 
