@@ -1,10 +1,13 @@
 #include "osd/store/wal_prefill.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "osd/store/posix_io.h"
 
@@ -13,6 +16,19 @@ namespace dfs::osd {
 namespace {
 
 constexpr size_t kChunkBytes = 1 << 20;
+constexpr size_t kPageBytes = 4096;
+
+// Puts the calling thread in the idle I/O scheduling class. (<linux/ioprio.h> is not
+// valid C++: it names a parameter `class`.)
+Status set_idle_io_priority() {
+  constexpr int kWhoProcess = 1;  // IOPRIO_WHO_PROCESS; with id 0, the calling thread
+  constexpr int kIdleClass = 3;   // IOPRIO_CLASS_IDLE
+  constexpr int kClassShift = 13;
+  if (::syscall(SYS_ioprio_set, kWhoProcess, 0, kIdleClass << kClassShift) != 0) {
+    return errno_error(errno, "ioprio_set");
+  }
+  return ok_status();
+}
 
 // RocksDB names a WAL "<number>.log" (LogFileName); its info log is "LOG".
 bool is_wal_name(std::string_view name) {
@@ -24,9 +40,9 @@ bool is_wal_name(std::string_view name) {
 
 // A WAL handed out over a prefilled file. RocksDB's records do not end on page
 // boundaries, so a write into a page that is not in the page cache would first read
-// that block from disk, synchronously. Pages left alone get evicted (the filler wrote
-// them long ago, or memory reclaim took them), so this file asks the kernel to read
-// the pages ahead of the writer in the background, kPrefetchBytes at a time.
+// that block from disk, synchronously. The filler's zeros are not cached (O_DIRECT),
+// and idle pages get reclaimed, so this file asks the kernel to read the pages ahead
+// of the writer in the background, up to kPrefetchBytes ahead.
 class PrefilledWal final : public rocksdb::FSWritableFileOwnerWrapper {
  public:
   static constexpr uint64_t kPrefetchBytes = 256 << 10;
@@ -162,31 +178,41 @@ bool WalPrefillFs::spare_ready() const {
 }
 
 // Writes the spare from scratch: a spare left by an earlier process may be partly
-// written or not yet durable.
+// written or not yet durable. With O_DIRECT where the file system allows it, so that
+// the zeros take no page cache and are written now, at the filler's I/O priority,
+// rather than by the kernel's flusher (the WAL reads its pages ahead of the writer
+// anyway). The length is rounded up to whole pages.
 Status WalPrefillFs::fill_spare() {
-  int fd = ::open(spare_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+  int fd = ::open(spare_path_.c_str(), kFlags | O_DIRECT, 0644);
+  if (fd < 0 && errno == EINVAL) fd = ::open(spare_path_.c_str(), kFlags, 0644);
   if (fd < 0) return errno_error(errno, "create " + spare_path_);
-  const std::string zeros(kChunkBytes, '\0');
+  std::unique_ptr<char, decltype(&std::free)> zeros(
+      static_cast<char*>(std::aligned_alloc(kPageBytes, kChunkBytes)), &std::free);
+  if (!zeros) {
+    ::close(fd);
+    return make_error(ErrorCode::kInternal, "out of memory for the WAL prefill buffer");
+  }
+  std::memset(zeros.get(), 0, kChunkBytes);
+  uint64_t total = (prefill_bytes_ + kPageBytes - 1) / kPageBytes * kPageBytes;
   Status st = ok_status();
-  for (uint64_t at = 0; st && at < prefill_bytes_; at += kChunkBytes) {
+  for (uint64_t at = 0; st && at < total; at += kChunkBytes) {
     {
       std::lock_guard lock(mu_);
       if (stopping_) st = make_error(ErrorCode::kUnavailable, "stopping");
     }
-    if (st)
-      st = pwrite_full(
-          fd,
-          std::string_view(zeros).substr(0, std::min<uint64_t>(kChunkBytes, prefill_bytes_ - at)),
-          at);
+    size_t len = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, total - at));
+    if (st) st = pwrite_full(fd, std::string_view(zeros.get(), len), at);
   }
-  if (st) st = fdatasync_fd(fd);
-  // The zeros stay cached on purpose: RocksDB's records do not end on page boundaries,
-  // and a write into part of a page that is not cached would first read the block.
+  if (st) st = fdatasync_fd(fd);  // the length and the allocation
   ::close(fd);
   return st;
 }
 
 void WalPrefillFs::fill_loop() {
+  // Idle I/O class: the refill must not delay the commits it exists to speed up. Under
+  // sustained load it may not finish before the next WAL, which is then a plain file.
+  ignore_error(set_idle_io_priority(), "the refill then competes at normal priority");
   std::unique_lock lock(mu_);
   for (;;) {
     cv_.wait(lock, [this] { return stopping_ || (want_spare_ && !spare_ready_); });
