@@ -41,17 +41,19 @@ bool is_wal_name(std::string_view name) {
 // A WAL handed out over a prefilled file. RocksDB's records do not end on page
 // boundaries, so a write into a page that is not in the page cache would first read
 // that block from disk, synchronously. The filler's zeros are not cached (O_DIRECT),
-// and idle pages get reclaimed, so this file asks the kernel to read the pages ahead
-// of the writer in the background, up to kPrefetchBytes ahead.
+// and cached pages may be dropped at any time (memory reclaim; objbench drops the
+// whole page cache between phases), so before each append this file asks the kernel
+// to read the next kLookaheadBytes in the background. For pages already cached that
+// is a lookup and no I/O.
 class PrefilledWal final : public rocksdb::FSWritableFileOwnerWrapper {
  public:
-  static constexpr uint64_t kPrefetchBytes = 256 << 10;
+  static constexpr uint64_t kLookaheadBytes = 64 << 10;
 
   PrefilledWal(std::unique_ptr<rocksdb::FSWritableFile> file, int read_fd, uint64_t prefilled)
       : rocksdb::FSWritableFileOwnerWrapper(std::move(file)),
         read_fd_(read_fd),
         prefilled_(prefilled) {
-    prefetch_until(kPrefetchBytes);
+    look_ahead(0);
   }
   ~PrefilledWal() override {
     if (read_fd_ >= 0) ::close(read_fd_);
@@ -59,35 +61,31 @@ class PrefilledWal final : public rocksdb::FSWritableFileOwnerWrapper {
 
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
                            rocksdb::IODebugContext* dbg) override {
-    advance(data.size());
+    look_ahead(data.size());
     return target()->Append(data, options, dbg);
   }
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
                            const rocksdb::DataVerificationInfo& info,
                            rocksdb::IODebugContext* dbg) override {
-    advance(data.size());
+    look_ahead(data.size());
     return target()->Append(data, options, info, dbg);
   }
 
  private:
-  // Called before each append (RocksDB appends from one thread at a time).
-  void advance(uint64_t bytes) {
+  // Called before each append of `bytes` (RocksDB appends from one thread at a time).
+  void look_ahead(uint64_t bytes) {
+    uint64_t from = written_ / kPageBytes * kPageBytes;
     written_ += bytes;
-    if (written_ + kPrefetchBytes / 2 > prefetched_) prefetch_until(written_ + kPrefetchBytes);
-  }
-  void prefetch_until(uint64_t end) {
-    end = std::min(end, prefilled_);
-    if (read_fd_ < 0 || end <= prefetched_) return;
+    uint64_t to = std::min(written_ + kLookaheadBytes, prefilled_);
+    if (read_fd_ < 0 || to <= from) return;
     // Advisory: without it a write may only wait for the read.
-    (void)::posix_fadvise(read_fd_, static_cast<off_t>(prefetched_),
-                          static_cast<off_t>(end - prefetched_), POSIX_FADV_WILLNEED);
-    prefetched_ = end;
+    (void)::posix_fadvise(read_fd_, static_cast<off_t>(from), static_cast<off_t>(to - from),
+                          POSIX_FADV_WILLNEED);
   }
 
   const int read_fd_;  // -1: no prefetching
   const uint64_t prefilled_;
   uint64_t written_ = 0;
-  uint64_t prefetched_ = 0;
 };
 
 }  // namespace
