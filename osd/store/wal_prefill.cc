@@ -43,11 +43,11 @@ bool is_wal_name(std::string_view name) {
 // that block from disk, synchronously. The filler's zeros are not cached (O_DIRECT),
 // and cached pages may be dropped at any time (memory reclaim; objbench drops the
 // whole page cache between phases), so before each append this file asks the kernel
-// to read the next kLookaheadBytes in the background. For pages already cached that
-// is a lookup and no I/O.
+// to read the 64 KiB chunk being written and the next one in the background. Pages
+// already cached cost a lookup and no I/O, so the reads come one chunk at a time.
 class PrefilledWal final : public rocksdb::FSWritableFileOwnerWrapper {
  public:
-  static constexpr uint64_t kLookaheadBytes = 64 << 10;
+  static constexpr uint64_t kChunkAheadBytes = 64 << 10;
 
   PrefilledWal(std::unique_ptr<rocksdb::FSWritableFile> file, int read_fd, uint64_t prefilled)
       : rocksdb::FSWritableFileOwnerWrapper(std::move(file)),
@@ -74,9 +74,9 @@ class PrefilledWal final : public rocksdb::FSWritableFileOwnerWrapper {
  private:
   // Called before each append of `bytes` (RocksDB appends from one thread at a time).
   void look_ahead(uint64_t bytes) {
-    uint64_t from = written_ / kPageBytes * kPageBytes;
+    uint64_t from = written_ / kChunkAheadBytes * kChunkAheadBytes;
     written_ += bytes;
-    uint64_t to = std::min(written_ + kLookaheadBytes, prefilled_);
+    uint64_t to = std::min(from + 2 * kChunkAheadBytes, prefilled_);
     if (read_fd_ < 0 || to <= from) return;
     // Advisory: without it a write may only wait for the read.
     (void)::posix_fadvise(read_fd_, static_cast<off_t>(from), static_cast<off_t>(to - from),
