@@ -32,7 +32,14 @@ int main(int argc, char** argv) {
   if (!setup) return 1;
   auto& [section, config, data] = *setup;
 
-  auto store = dfs::osd::open_dir_store({.path = data, .create = flags.mkfs});
+  dfs::osd::DirStoreOptions store_options{.path = data, .create = flags.mkfs};
+  auto prefill = config.get_int(section, "osd_wal_prefill_bytes",
+                                static_cast<int64_t>(store_options.wal_prefill_bytes));
+  if (!prefill) return fail(prefill.error().to_string());
+  if (*prefill < 0) return fail("osd_wal_prefill_bytes must be >= 0");
+  // --mkfs opens the new store only to close it: no WAL worth prefilling.
+  store_options.wal_prefill_bytes = flags.mkfs ? 0 : static_cast<uint64_t>(*prefill);
+  auto store = dfs::osd::open_dir_store(store_options);
   if (!store) return fail(store.error().to_string());
   if (flags.mkfs) {
     fmt::print("dfs-osd: created an empty store for {} in {}\n", section, data);

@@ -38,15 +38,48 @@ void spawn_checked(Executor executor, Awaitable task) {
   });
 }
 
+namespace detail {
+
+// run_blocking's operation: one hand-off to a pool thread, which runs `fn` and posts
+// the result straight to the awaiting coroutine's executor. (co_spawn onto the pool
+// would post once more, to the pool itself, before handing back: a third thread
+// wake-up per call.)
+template <class F>
+struct BlockingInitiation {
+  asio::thread_pool* pool;
+
+  template <class Handler>
+  void operator()(Handler handler, F fn) const {
+    using R = std::invoke_result_t<F>;
+    // Keeps the caller's io_context running until the result is posted back.
+    auto resume_on = asio::prefer(asio::get_associated_executor(handler),
+                                  asio::execution::outstanding_work.tracked);
+    asio::post(*pool, [handler = std::move(handler), fn = std::move(fn),
+                       resume_on = std::move(resume_on)]() mutable {
+      std::exception_ptr error;
+      R result{};
+      try {
+        result = fn();
+      } catch (...) {
+        error = std::current_exception();  // rethrown in the caller, as a bug
+      }
+      asio::post(resume_on, [handler = std::move(handler), error,
+                             result = std::move(result)]() mutable {
+        std::move(handler)(error, std::move(result));
+      });
+    });
+  }
+};
+
+}  // namespace detail
+
 // Runs the blocking `fn` (disk I/O, RocksDB, fsync) on `pool` and resumes the caller
 // on its own executor with fn's result. Result types must be default-constructible.
 template <class F>
 awaitable<std::invoke_result_t<F>> run_blocking(asio::thread_pool& pool, F fn) {
   using R = std::invoke_result_t<F>;
-  // The function object is a parameter of the spawned coroutine, so it lives in that
-  // coroutine's frame for as long as it runs.
-  co_return co_await asio::co_spawn(
-      pool, [](F f) -> awaitable<R> { co_return f(); }(std::move(fn)), asio::use_awaitable);
+  return asio::async_initiate<const asio::use_awaitable_t<>, void(std::exception_ptr, R)>(
+      detail::BlockingInitiation<F>{&pool}, asio::use_awaitable, std::move(fn));
 }
 
 // Runs every task concurrently on the caller's executor and returns their results in

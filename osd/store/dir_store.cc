@@ -18,6 +18,7 @@ namespace dfs::osd {
 DirStore::DirStore(const DirStoreOptions& options, DirStoreState state)
     : options_(options),
       block_bytes_(state.block_bytes),
+      env_(std::move(state.env)),
       db_(std::move(state.db)),
       files_(options.path + "/objects", options.max_open_files),
       pool_(files_, state.next_fid),

@@ -30,6 +30,7 @@ namespace dfs::osd {
 
 // What open_dir_store recovered, handed to the constructor.
 struct DirStoreState {
+  std::unique_ptr<rocksdb::Env> env;  // the db's files go through it; outlives db
   std::unique_ptr<rocksdb::DB> db;
   uint32_t block_bytes = 4096;
   uint64_t next_fid = 1;
@@ -93,6 +94,7 @@ class DirStore final : public ObjectStore {
 
   const DirStoreOptions options_;
   const uint32_t block_bytes_;
+  std::unique_ptr<rocksdb::Env> env_;  // declared before db_: destroyed after it
   std::unique_ptr<rocksdb::DB> db_;
   FileTable files_;
   FilePool pool_;

@@ -11,6 +11,7 @@
 #include "osd/store/dir_store_recovery.h"
 #include "osd/store/posix_io.h"
 #include "osd/store/rocks_status.h"
+#include "osd/store/wal_prefill.h"
 
 namespace dfs::osd {
 
@@ -21,8 +22,13 @@ constexpr std::string_view kBlockField = "checksum_block_bytes ";
 
 std::string format_marker_path(const std::string& path) { return path + "/meta/format"; }
 
-rocksdb::Options db_options(bool create) {
+// RocksDB's default, named because each WAL is prefilled to about this size.
+constexpr uint64_t kWriteBufferBytes = 64 << 20;
+
+rocksdb::Options db_options(bool create, rocksdb::Env* env) {
   rocksdb::Options o;
+  o.env = env;
+  o.write_buffer_size = kWriteBufferBytes;
   o.create_if_missing = create;
   o.error_if_exists = false;
   o.max_background_jobs = 2;
@@ -32,11 +38,24 @@ rocksdb::Options db_options(bool create) {
   return o;
 }
 
-Result<std::unique_ptr<rocksdb::DB>> open_db(const std::string& path, bool create) {
+Result<std::unique_ptr<rocksdb::DB>> open_db(const std::string& path, bool create,
+                                             rocksdb::Env* env) {
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(db_options(create), path + "/db", &raw);
+  rocksdb::Status s = rocksdb::DB::Open(db_options(create, env), path + "/db", &raw);
   if (!s.ok()) return rocks_error(s, "while opening " + path + "/db");
   return std::unique_ptr<rocksdb::DB>(raw);
+}
+
+// Opens the store's DB through a WalPrefillFs (see wal_prefill.h): the first WAL is
+// prefilled before the open, the next ones in the background.
+Status open_db_prefilled(const DirStoreOptions& options, DirStoreState& state) {
+  auto fs = std::make_shared<WalPrefillFs>(options.path + "/db", options.wal_prefill_bytes);
+  Status prepared = fs->prepare();
+  if (!prepared) return std::move(prepared).error().with_context("while prefilling a WAL");
+  state.env = rocksdb::NewCompositeEnv(fs);
+  state.db = DFS_TRY(open_db(options.path, /*create=*/false, state.env.get()));
+  fs->start();
+  return ok_status();
 }
 
 Status make_dir(const std::string& path) {
@@ -65,7 +84,7 @@ Status mkfs(const DirStoreOptions& options) {
     DFS_TRY_STATUS(make_dir(objects + "/" + fid_dir_name(bucket << 8)));
   }
   DFS_TRY_STATUS(fsync_dir(objects));
-  DFS_TRY_STATUS(open_db(options.path, /*create=*/true));
+  DFS_TRY_STATUS(open_db(options.path, /*create=*/true, rocksdb::Env::Default()));
   DFS_TRY_STATUS(fsync_dir(options.path));
   std::string marker = std::string(kFormatMagic) + std::string(kBlockField) +
                        std::to_string(options.checksum_block_bytes) + "\n";
@@ -107,7 +126,7 @@ Result<std::unique_ptr<ObjectStore>> open_dir_store(const DirStoreOptions& optio
   }
   DirStoreState state;
   state.block_bytes = DFS_TRY(read_format(options.path));
-  state.db = DFS_TRY(open_db(options.path, /*create=*/false));
+  DFS_TRY_STATUS(open_db_prefilled(options, state));
   OnodeScan onodes = DFS_TRY(scan_onodes(*state.db));
   std::string objects = options.path + "/objects";
   state.next_seq = DFS_TRY(replay_journal(*state.db, objects, onodes.live_fids));

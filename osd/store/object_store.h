@@ -149,6 +149,12 @@ struct DirStoreOptions {
   // apply() fails with kNoSpace unless the file system keeps this much free beyond
   // twice the transaction's data.
   uint64_t reserve_bytes = 16 << 20;
+  // Each RocksDB WAL is handed out as a file of this many zeros, synced, so that a
+  // commit's WAL sync overwrites in place instead of growing the file (no file-system
+  // journal commit per sync). About the WAL's size when RocksDB switches to the next
+  // (its 64 MiB write buffer); writes past it append. The store keeps one spare of
+  // this size next to the WAL. 0 disables it. See osd/store/FORMAT.md.
+  uint64_t wal_prefill_bytes = 64 << 20;
   std::shared_ptr<DirStoreTestHooks> test_hooks;
 };
 

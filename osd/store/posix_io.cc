@@ -47,10 +47,16 @@ Status truncate_fd(int fd, uint64_t size) {
   return ok_status();
 }
 
+// lseek, not fstat: a stat marks the file's ctime as queried, which makes the kernel
+// (multigrain timestamps, Linux 6.13+) give its next write a fine-grained timestamp
+// and raise the floor for every file's timestamps. The next WAL append then changes
+// the WAL's mtime, and its sync must write the inode too, which is what the WAL
+// prefill (wal_prefill.h) exists to avoid. The file offset it moves is unused: data
+// files are only read and written with pread/pwrite.
 Result<uint64_t> fd_size(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return errno_error(errno, "fstat");
-  return static_cast<uint64_t>(st.st_size);
+  off_t end = ::lseek(fd, 0, SEEK_END);
+  if (end < 0) return errno_error(errno, "lseek");
+  return static_cast<uint64_t>(end);
 }
 
 Status fdatasync_fd(int fd) {

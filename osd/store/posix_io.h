@@ -17,6 +17,7 @@ Error errno_error(int err, std::string_view what);
 Result<size_t> pread_full(int fd, char* buf, size_t len, uint64_t offset);
 Status pwrite_full(int fd, std::string_view data, uint64_t offset);
 Status truncate_fd(int fd, uint64_t size);
+// The file's length. Moves the file offset (pread/pwrite users only).
 Result<uint64_t> fd_size(int fd);
 Status fdatasync_fd(int fd);
 // Makes the directory's entries durable.

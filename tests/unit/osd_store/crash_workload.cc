@@ -149,6 +149,7 @@ DirStoreOptions crash_store_options(const std::string& path) {
   DirStoreOptions o;
   o.path = path;
   o.journal_trim_records = 16;  // trim often, so kills land inside trims too
+  o.wal_prefill_bytes = 1 << 20;  // small, so kills land both inside and past it
   return o;
 }
 

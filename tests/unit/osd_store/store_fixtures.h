@@ -79,6 +79,7 @@ struct DirBackend {
     o.path = dir.path();
     o.checksum_block_bytes = block_bytes;
     o.deferred_max_bytes = deferred_max_bytes;
+    o.wal_prefill_bytes = 1 << 20;  // small: cheap to make, and writes outgrow it
     return o;
   }
   void reopen(bool create = false) {
