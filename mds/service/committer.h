@@ -14,14 +14,16 @@
 // a waiter the syncer first lets groups gather for `sync_delay`. With
 // `reply_after_sync`, replies wait for durability as well (the old behaviour).
 //
-// A replicated rank (set_raft) has no local log: each group's entries, decided and
-// applied on the leader in a scratch GroupTxn only to learn their replies, go to the
-// rank's Raft group as one command; the state machine (MdsStateMachine) writes them to
-// the store on every replica once they are committed, and only then are the replies
-// released ("safe" replies: committed on a majority, so durable as the rank is). Groups
-// are decided one after the other, each against the committed state of the one before,
-// so the leader's store never holds an uncommitted entry. Early ("unsafe") replies with
-// client resends are future work (docs/architecture.md).
+// A replicated rank (set_raft) has no local log: each group's entries go to the rank's
+// Raft group as one command, and the state machine (MdsStateMachine) applies them on
+// every follower once committed. The leader answers early here too: it writes each
+// group to its store as soon as it decides it, with an undo record (speculation.h),
+// releases the replies and proposes the group, without waiting ("unsafe" replies; the
+// client keeps each such request and resends it to the next leader until a sync says
+// it is safe). Only commit makes entries durable: listeners hear of them and
+// wait_durable() returns then. A proposal that fails (leadership lost) undoes every
+// group not known committed and marks the committer deposed: it takes no more
+// entries until load() (a new term as leader).
 // Public methods run on the I/O executor.
 #pragma once
 
@@ -43,6 +45,10 @@ namespace dfs::mds {
 using NowFn = std::function<proto::Timespec()>;
 // The real-time clock as a Timespec (the default NowFn). Thread-safe.
 proto::Timespec realtime_now();
+
+// How far above the stored counter a leader (or a restarted MDS) starts numbering new
+// inodes: more than any burst of early replies that a crash could lose.
+inline constexpr uint64_t kTakeoverInoGap = 1u << 20;
 
 struct CommitterOptions {
   size_t max_group_entries = 1024;
@@ -92,6 +98,8 @@ class Committer {
   void add_listener(EntryListener listener) { listeners_.push_back(std::move(listener)); }
 
   uint64_t last_index() const { return last_index_; }
+  // A replicated rank's committer whose group failed to commit (see above).
+  bool deposed() const { return deposed_; }
   uint64_t durable_index() const { return durable_index_; }
   bool idle() const { return !writing_ && !syncing_ && queue_.empty(); }
   const CommitterStats& stats() const { return stats_; }
@@ -114,7 +122,11 @@ class Committer {
   };
 
   void write_groups();
-  awaitable<void> replicate_groups();
+  void replicate_groups();
+  // Decides and applies the group in a txn and writes it with its undo record.
+  Status speculate(Group& group, uint64_t first_index, uint64_t term);
+  // Proposes a written group; `last` is its last entry's index.
+  awaitable<void> propose_group(proto::MdsLogGroup command, Group logged, uint64_t last);
   awaitable<void> syncer_loop();
   void start_syncer();
   // The entries up to `index` are durable: tell the listeners and the waiters.
@@ -141,6 +153,9 @@ class Committer {
   bool syncing_ = false;
   uint64_t last_index_ = 0;
   uint64_t durable_index_ = 0;
+  // New inodes get numbers from here on (load(): a gap above the stored counter).
+  uint64_t ino_floor_ = 0;
+  bool deposed_ = false;  // a replicated group failed to commit: nothing more until load()
   Status sync_failure_ = ok_status();  // sticky, like the store's
   std::deque<std::shared_ptr<Pending>> applied_;  // logged, not yet durable, in log order
   std::vector<DurableWaiter> durable_waiters_;

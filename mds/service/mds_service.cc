@@ -190,7 +190,9 @@ awaitable<void> MdsService::leadership_loop() {
   while (!stopping_) {
     auto status = replication_->status();
     bool leads = status.role == raft::Role::kLeader && !status.failed;
-    if (serving_ && (!leads || status.term != serving_term_)) {
+    // Deposed: a group failed to commit and was undone; serve again only from a fresh
+    // start as leader (become_active reloads what the undo changed).
+    if (serving_ && (!leads || status.term != serving_term_ || committer_.deposed())) {
       become_standby();
     } else if (!serving_ && leads) {
       co_await become_active(status.term);

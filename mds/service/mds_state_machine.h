@@ -5,8 +5,11 @@
 // from the last snapshot; entries at or below the store's recorded Raft index are
 // skipped, so a replay never applies an entry twice.
 //
-// Every replica, leader included, changes its store only here, and only with committed
-// entries: a deposed leader's store never holds an entry the new leader lacks.
+// The leader also writes each group to its store early, with an undo record, before it
+// commits (speculation.h): applying such a group once committed only drops its undo
+// record. A committed entry that is not the leader's own means its uncommitted groups
+// never will be: they are undone first, as they are at load(), so a deposed leader's
+// store ends up holding exactly the committed entries, like every follower's.
 //
 // A replica that cannot apply a committed entry (its store failed, or the entry fails
 // here although it applied on the leader: the replicas diverged) stops the process
@@ -25,7 +28,8 @@ class MdsStateMachine final : public raft::StateMachine {
  public:
   MdsStateMachine(MetaStore& store, FsSettings fs) : store_(store), fs_(std::move(fs)) {}
 
-  // Reads the Raft index the store has applied. Blocking: call before the group starts.
+  // Undoes uncommitted groups this replica wrote as leader before a restart, and reads
+  // the Raft index the store has applied. Blocking: call before the group starts.
   Status load();
 
   std::string apply(raft::Index index, std::string_view command) override;

@@ -28,8 +28,14 @@ range_in_use() {
   for offset in 0 1 2 10 11 12 100 101 102; do port_in_use $(($1 + offset)) && return 0; done
   [ -e "/sys/class/net/dfs$1-br" ]
 }
+# Ranges lie below the kernel's ephemeral port range: a port in it may be the local end
+# of any outgoing connection at any moment (the daemons make many), and a daemon that
+# wants to listen on it then fails to start ("Address already in use").
+ephemeral_start="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+ranges=$(((ephemeral_start - 20000 - 200) / 200))
+[ "$ranges" -ge 1 ] || ranges=1
 for _ in $(seq 1 50); do
-  port=$((20000 + (RANDOM % 200) * 200))
+  port=$((20000 + (RANDOM % ranges) * 200))
   range_in_use "$port" || break
 done
 
