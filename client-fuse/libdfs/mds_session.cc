@@ -112,7 +112,7 @@ void MdsSession::maybe_trim() {
   // change is 256 ids old (opens and releases take ids too), or 16 MiB are kept.
   constexpr uint64_t kTrimSeqGap = 256;
   constexpr size_t kTrimBytes = 16u << 20;
-  if (trimming_ || unsafe_.empty()) return;
+  if (trimming_ || unsafe_.empty() || answers_ == trimmed_answers_) return;  // nothing new
   if (next_seq_ - unsafe_.front()->seq < kTrimSeqGap && unsafe_bytes_ < kTrimBytes) return;
   trimming_ = true;
   spawn_checked(objects_.executor(), trim_unsafe());
@@ -121,8 +121,8 @@ void MdsSession::maybe_trim() {
 void MdsSession::settle(const std::shared_ptr<Unsafe>& kept, const Result<rpc::Frame>& result) {
   if (!kept || kept->state != Unsafe::State::kSent) return;
   if (!result) {
-    // Unknown outcome (kept: a resend asks the MDS) or refused (nothing to resend).
-    if (!is_retryable(result.error().code())) kept->state = Unsafe::State::kFailed;
+    // Refused, or given up on (the caller reported the error): not resent either way.
+    kept->state = Unsafe::State::kFailed;
     return;
   }
   kept->state = Unsafe::State::kAnswered;
@@ -136,6 +136,7 @@ void MdsSession::settle(const std::shared_ptr<Unsafe>& kept, const Result<rpc::F
 
 awaitable<void> MdsSession::trim_unsafe() {
   uint64_t covered = answers_;
+  trimmed_answers_ = covered;
   auto synced = co_await call_raw(rpc::kMdsSync, proto::SyncRequest{}.SerializeAsString());
   trimming_ = false;
   if (!synced) {

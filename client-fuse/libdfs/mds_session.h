@@ -165,6 +165,7 @@ class MdsSession {
   std::deque<std::shared_ptr<Unsafe>> unsafe_;  // in the order sent
   size_t unsafe_bytes_ = 0;
   uint64_t answers_ = 0;           // kept mutations answered so far
+  uint64_t trimmed_answers_ = 0;   // answers_ when the last trim began
   bool trimming_ = false;
   bool resend_needed_ = false;     // a new instance was found; the resend is not done
   bool reopen_needed_ = false;     // nor the on_new_instance hook

@@ -34,7 +34,7 @@ Status Committer::load() {
   if (raft_) {
     // A replica leading again: groups it wrote early in an earlier term and that are not
     // in the log now (everything committed before this term is applied by now).
-    size_t undone = DFS_TRY(roll_back_store(store_, /*sync=*/false));
+    size_t undone = DFS_TRY(roll_back_store(store_, *ledger_, /*sync=*/false));
     if (undone > 0) spdlog::warn("undid {} uncommitted group(s) of an earlier term", undone);
   }
   last_index_ = DFS_TRY(read_counter(store_, kLogIndex));
@@ -78,8 +78,9 @@ Committer::Group Committer::take_group() {
   return group;
 }
 
-void Committer::set_raft(raft::RaftGroup* raft) {
+void Committer::set_raft(raft::RaftGroup* raft, UndoLedger* ledger) {
   raft_ = raft;
+  ledger_ = ledger;
   // One group is one Raft command, which must fit the group's command limit.
   options_.max_group_bytes = std::min<size_t>(options_.max_group_bytes, 512u << 10);
 }
@@ -122,28 +123,26 @@ void Committer::replicate_groups() {
       written = speculate(group, last_index_ + 1, status.term);
     }
     ++stats_.groups;
-    proto::MdsLogGroup command;
-    command.set_speculated_term(status.term);
-    Group logged;
+    Written out{status.term, {}};
     for (auto& p : group) {
       if (p->result && !written) p->result = written.error();
       if (p->result) {
         last_index_ = std::max(last_index_, p->entry.index());
         ++stats_.entries;
-        *command.add_entries() = p->entry;
-        logged.push_back(p);
+        out.entries.push_back(p);
       } else if (written) {
         ++stats_.failed_entries;
       }
       p->done.set(true);  // the early reply, or the entry's error
     }
     if (!written) spdlog::warn("metadata group not written: {}", written.error().to_string());
-    if (!logged.empty()) {
-      // Spawned in log order on this thread, so the proposals queue in that order.
-      spawn_checked(io_, propose_group(std::move(command), std::move(logged), last_index_));
-    }
+    if (!out.entries.empty()) unproposed_.push_back(std::move(out));
   }
   writing_ = false;
+  if (!proposing_ && !unproposed_.empty()) {
+    proposing_ = true;
+    spawn_checked(io_, propose_loop());
+  }
 }
 
 Status Committer::speculate(Group& group, uint64_t first_index, uint64_t term) {
@@ -152,27 +151,58 @@ Status Committer::speculate(Group& group, uint64_t first_index, uint64_t term) {
   if (txn.empty()) return ok_status();
   WriteBatch batch = txn.batch();
   DFS_TRY_STATUS(add_undo_record(store_, term, first_index, batch));
-  return store_.write(batch, /*sync=*/false);
+  DFS_TRY_STATUS(store_.write(batch, /*sync=*/false));
+  ledger_->add(first_index, term);
+  return ok_status();
 }
 
-awaitable<void> Committer::propose_group(proto::MdsLogGroup command, Group logged,
-                                         uint64_t last) {
-  auto replicated = co_await raft_->propose(command.SerializeAsString());
-  if (replicated) {
+awaitable<void> Committer::propose_loop() {
+  // One proposal in flight: the groups written meanwhile go together in the next, so a
+  // Raft round (and its fsyncs and messages) is shared by everything written during
+  // the one before, as the single MDS's syncer shares one fsync.
+  constexpr size_t kMaxCommandBytes = 2u << 20;  // the Raft group takes up to 3 MiB
+  while (!unproposed_.empty() && !deposed_) {
+    proto::MdsLogGroup command;
+    command.set_speculated_term(unproposed_.front().term);
+    Group logged;
+    size_t bytes = 0;
+    while (!unproposed_.empty() && unproposed_.front().term == command.speculated_term()) {
+      auto& next = unproposed_.front();
+      size_t more = 0;
+      for (const auto& p : next.entries) more += p->entry.ByteSizeLong();
+      if (!logged.empty() && bytes + more > kMaxCommandBytes) break;
+      bytes += more;
+      for (auto& p : next.entries) {
+        *command.add_entries() = p->entry;
+        logged.push_back(std::move(p));
+      }
+      unproposed_.pop_front();
+    }
+    uint64_t last = command.entries(command.entries_size() - 1).index();
+    auto replicated = co_await raft_->propose(command.SerializeAsString());
+    if (!replicated) {
+      on_not_committed(last, replicated.error());
+      break;
+    }
     // Committed on a majority: as durable as a replicated rank makes anything.
     for (auto& p : logged) {
       for (auto& listener : listeners_) listener(p->entry, p->effects);
     }
     on_durable(last);
-    co_return;
   }
-  if (deposed_) co_return;  // the first failed group already undid everything
+  proposing_ = false;
+}
+
+void Committer::on_not_committed(uint64_t last, const Error& why) {
+  if (deposed_) return;
   deposed_ = true;
-  spdlog::warn("metadata group ending at index {} not committed ({}); undoing every group "
-               "not known committed, this replica stops serving",
-               last, replicated.error().to_string());
-  // Those that still commit come back through the log, applied like any entry.
-  auto undone = roll_back_store(store_, /*sync=*/false);
+  spdlog::warn("metadata groups up to index {} not committed ({}); undoing every group not "
+               "known committed, this replica stops serving",
+               last, why.to_string());
+  // Those that still commit come back through the log, applied like any entry; those
+  // never proposed are gone, and their clients resend them to the next leader.
+  unproposed_.clear();
+  auto undone = roll_back_store(store_, *ledger_, /*sync=*/false);
   if (!undone) spdlog::error("undoing uncommitted groups failed: {}", undone.error().to_string());
   Error lost(ErrorCode::kUnavailable, "the rank's leader changed before the change committed");
   for (auto& w : durable_waiters_) w.done->set(lost);

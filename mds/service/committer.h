@@ -18,7 +18,8 @@
 // Raft group as one command, and the state machine (MdsStateMachine) applies them on
 // every follower once committed. The leader answers early here too: it writes each
 // group to its store as soon as it decides it, with an undo record (speculation.h),
-// releases the replies and proposes the group, without waiting ("unsafe" replies; the
+// releases the replies, and proposes what it wrote, one proposal at a time with all
+// groups written meanwhile in the next, without making replies wait ("unsafe"; the
 // client keeps each such request and resends it to the next leader until a sync says
 // it is safe). Only commit makes entries durable: listeners hear of them and
 // wait_durable() returns then. A proposal that fails (leadership lost) undoes every
@@ -34,6 +35,7 @@
 #include "common/rpc/asio.h"
 #include "mds/ops/op_context.h"
 #include "common/rpc/completion.h"
+#include "mds/service/speculation.h"
 #include "mds/store/meta_store.h"
 
 namespace dfs::raft {
@@ -79,7 +81,8 @@ class Committer {
 
   // Replicates groups through `raft` instead of the local log (see above). Requires:
   // before the first submit; `raft` outlives the committer's work.
-  void set_raft(raft::RaftGroup* raft);
+  // `ledger` is the state machine's record of the speculative groups in the store.
+  void set_raft(raft::RaftGroup* raft, UndoLedger* ledger);
 
   // Logs and applies the op set in `entry`; the committer fills index, now, new_ino and
   // layout. Returns the op's serialized reply once its entry is applied and logged (or
@@ -115,6 +118,11 @@ class Committer {
     Completion<bool> done;
   };
   using Group = std::vector<std::shared_ptr<Pending>>;
+  // A group written early (replicated rank), waiting to be proposed.
+  struct Written {
+    uint64_t term = 0;  // the leader term it was written in
+    Group entries;      // its successful entries, in index order
+  };
 
   struct DurableWaiter {
     uint64_t index;
@@ -125,8 +133,10 @@ class Committer {
   void replicate_groups();
   // Decides and applies the group in a txn and writes it with its undo record.
   Status speculate(Group& group, uint64_t first_index, uint64_t term);
-  // Proposes a written group; `last` is its last entry's index.
-  awaitable<void> propose_group(proto::MdsLogGroup command, Group logged, uint64_t last);
+  // Proposes the written groups, all that are waiting as one command, one at a time.
+  awaitable<void> propose_loop();
+  // A proposal failed: undo every group not known committed; deposed from now on.
+  void on_not_committed(uint64_t last, const Error& why);
   awaitable<void> syncer_loop();
   void start_syncer();
   // The entries up to `index` are durable: tell the listeners and the waiters.
@@ -148,6 +158,7 @@ class Committer {
   NowFn now_;
   CommitterOptions options_;
   raft::RaftGroup* raft_ = nullptr;
+  UndoLedger* ledger_ = nullptr;
   std::deque<std::shared_ptr<Pending>> queue_;  // I/O thread
   bool writing_ = false;
   bool syncing_ = false;
@@ -156,6 +167,8 @@ class Committer {
   // New inodes get numbers from here on (load(): a gap above the stored counter).
   uint64_t ino_floor_ = 0;
   bool deposed_ = false;  // a replicated group failed to commit: nothing more until load()
+  std::deque<Written> unproposed_;  // written early, not yet proposed, in log order
+  bool proposing_ = false;
   Status sync_failure_ = ok_status();  // sticky, like the store's
   std::deque<std::shared_ptr<Pending>> applied_;  // logged, not yet durable, in log order
   std::vector<DurableWaiter> durable_waiters_;

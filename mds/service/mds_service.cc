@@ -127,7 +127,7 @@ Result<std::string> MdsService::start() {
   if (replication_) {
     DFS_TRY_STATUS(
         replication_->start(executor_, blocking_, *messenger_, *router_, options_.fs.rank));
-    committer_.set_raft(&replication_->group());
+    committer_.set_raft(&replication_->group(), &replication_->ledger());
     ++background_running_;
     spawn_checked(executor_, leadership_loop());
   }

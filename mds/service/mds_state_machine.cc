@@ -23,7 +23,8 @@ Result<std::vector<KeyValue>> scan_all(const MetaStore& store) {
 Status MdsStateMachine::load() {
   // Groups this replica wrote early as a leader before it stopped may never have
   // committed: back to the committed state, and the log replays what did.
-  size_t groups = DFS_TRY(roll_back_store(store_, /*sync=*/true));
+  DFS_TRY_STATUS(ledger_.load(store_));
+  size_t groups = DFS_TRY(roll_back_store(store_, ledger_, /*sync=*/true));
   if (groups > 0) {
     spdlog::info("metadata replica undid {} uncommitted group(s) it had written as leader",
                  groups);
@@ -44,15 +45,15 @@ std::string MdsStateMachine::apply(raft::Index index, std::string_view command) 
   if (!group.ParseFromArray(command.data(), static_cast<int>(command.size()))) {
     fail_stop(index, "undecodable log group");
   }
-  auto oldest = oldest_undo_record(store_);
-  if (!oldest) fail_stop(index, "reading undo records failed: " + oldest.error().to_string());
-  if (*oldest) {
-    const proto::MdsUndo& undo = **oldest;
-    if (group.speculated_term() == undo.term() && group.entries_size() > 0 &&
-        group.entries(0).index() == undo.first_index()) {
-      // Our own group, written to the store when we decided it: now it is committed.
+  if (auto oldest = ledger_.oldest()) {
+    auto [first, term] = *oldest;
+    if (group.speculated_term() == term && group.entries_size() > 0 &&
+        group.entries(0).index() == first) {
+      // Our own groups (one command carries every group written during the proposal
+      // before it), written to the store when we decided them: now they are committed.
+      uint64_t last = group.entries(group.entries_size() - 1).index();
       WriteBatch batch;
-      batch.del(undo_key(undo.first_index()));
+      for (uint64_t committed : ledger_.take_through(last)) batch.del(undo_key(committed));
       GroupTxn counter(store_);
       counter.begin_entry();
       MetaWriter(counter).set_counter(kRaftApplied, index);
@@ -65,7 +66,7 @@ std::string MdsStateMachine::apply(raft::Index index, std::string_view command) 
       return {};
     }
     // Another leader's entry: ours (every one not yet committed) never will be.
-    auto groups = roll_back_store(store_, /*sync=*/false);
+    auto groups = roll_back_store(store_, ledger_, /*sync=*/false);
     if (!groups) fail_stop(index, "undoing speculative groups failed: " + groups.error().to_string());
     spdlog::warn("metadata replica undid {} group(s) it wrote as leader that did not commit",
                  *groups);

@@ -20,6 +20,7 @@
 
 #include "common/raft/state_machine.h"
 #include "mds/ops/op_context.h"
+#include "mds/service/speculation.h"
 #include "mds/store/meta_store.h"
 
 namespace dfs::mds {
@@ -41,6 +42,8 @@ class MdsStateMachine final : public raft::StateMachine {
   void restore(raft::Index index, std::string_view image) override;
 
   raft::Index applied_index() const { return applied_; }
+  // The leader's speculative groups in the store (its Committer adds to it).
+  UndoLedger& ledger() { return ledger_; }
 
  private:
   [[noreturn]] void fail_stop(raft::Index index, const std::string& why);
@@ -48,6 +51,7 @@ class MdsStateMachine final : public raft::StateMachine {
   MetaStore& store_;
   FsSettings fs_;
   raft::Index applied_ = 0;
+  UndoLedger ledger_;
 };
 
 }  // namespace dfs::mds

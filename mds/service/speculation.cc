@@ -1,6 +1,5 @@
 #include "mds/service/speculation.h"
 
-#include <algorithm>
 #include <set>
 
 #include "mds/store/keys.h"
@@ -18,13 +17,20 @@ Result<proto::MdsUndo> parse_undo(std::string_view key, std::string_view value) 
   return undo;
 }
 
-// Every undo record, oldest first.
-Result<std::vector<proto::MdsUndo>> all_undo_records(const KvReader& store) {
-  std::string prefix = undo_prefix();
-  auto kvs = DFS_TRY(store.scan(prefix, prefix_end(prefix), SIZE_MAX));
+// The undo records of the groups `first_indexes` names, oldest first.
+Result<std::vector<proto::MdsUndo>> undo_records(const KvReader& store,
+                                                 const std::vector<uint64_t>& first_indexes) {
   std::vector<proto::MdsUndo> out;
-  out.reserve(kvs.size());
-  for (const auto& kv : kvs) out.push_back(DFS_TRY(parse_undo(kv.key, kv.value)));
+  out.reserve(first_indexes.size());
+  for (uint64_t first : first_indexes) {
+    std::string key = undo_key(first);
+    auto value = DFS_TRY(store.get(key));
+    if (!value) {
+      return make_error(ErrorCode::kCorruption,
+                        "no undo record for the speculative group at index " + std::to_string(first));
+    }
+    out.push_back(DFS_TRY(parse_undo(key, *value)));
+  }
   return out;
 }
 
@@ -47,16 +53,53 @@ Status add_undo_record(const KvReader& store, uint64_t term, uint64_t first_inde
   return ok_status();
 }
 
-Result<std::optional<proto::MdsUndo>> oldest_undo_record(const KvReader& store) {
+Status UndoLedger::load(const KvReader& store) {
   std::string prefix = undo_prefix();
-  auto kvs = DFS_TRY(store.scan(prefix, prefix_end(prefix), 1));
-  if (kvs.empty()) return std::optional<proto::MdsUndo>();
-  return std::optional<proto::MdsUndo>(DFS_TRY(parse_undo(kvs[0].key, kvs[0].value)));
+  auto kvs = DFS_TRY(store.scan(prefix, prefix_end(prefix), SIZE_MAX));
+  std::lock_guard lock(mu_);
+  groups_.clear();
+  for (const auto& kv : kvs) {
+    auto undo = DFS_TRY(parse_undo(kv.key, kv.value));
+    groups_[undo.first_index()] = undo.term();
+  }
+  return ok_status();
 }
 
-Result<WriteBatch> roll_back_batch(const KvReader& store, size_t& groups) {
-  auto records = DFS_TRY(all_undo_records(store));
-  groups = records.size();
+void UndoLedger::add(uint64_t first_index, uint64_t term) {
+  std::lock_guard lock(mu_);
+  groups_[first_index] = term;
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> UndoLedger::oldest() const {
+  std::lock_guard lock(mu_);
+  if (groups_.empty()) return std::nullopt;
+  return *groups_.begin();
+}
+
+std::vector<uint64_t> UndoLedger::take_through(uint64_t last) {
+  std::lock_guard lock(mu_);
+  std::vector<uint64_t> out;
+  while (!groups_.empty() && groups_.begin()->first <= last) {
+    out.push_back(groups_.begin()->first);
+    groups_.erase(groups_.begin());
+  }
+  return out;
+}
+
+std::vector<uint64_t> UndoLedger::all() const {
+  std::lock_guard lock(mu_);
+  std::vector<uint64_t> out;
+  for (const auto& [first, term] : groups_) out.push_back(first);
+  return out;
+}
+
+void UndoLedger::clear() {
+  std::lock_guard lock(mu_);
+  groups_.clear();
+}
+
+Result<WriteBatch> roll_back_batch(const KvReader& store, const UndoLedger& ledger) {
+  auto records = DFS_TRY(undo_records(store, ledger.all()));
   // Newest first, so each key ends at its value before the oldest group; one batch,
   // so the store is never seen half undone.
   std::map<std::string, std::optional<std::string>> restored;
@@ -78,10 +121,12 @@ Result<WriteBatch> roll_back_batch(const KvReader& store, size_t& groups) {
   return batch;
 }
 
-Result<size_t> roll_back_store(MetaStore& store, bool sync) {
-  size_t groups = 0;
-  WriteBatch batch = DFS_TRY(roll_back_batch(store, groups));
-  if (groups > 0) DFS_TRY_STATUS(store.write(batch, sync));
+Result<size_t> roll_back_store(MetaStore& store, UndoLedger& ledger, bool sync) {
+  size_t groups = ledger.all().size();
+  if (groups == 0) return size_t{0};
+  WriteBatch batch = DFS_TRY(roll_back_batch(store, ledger));
+  DFS_TRY_STATUS(store.write(batch, sync));
+  ledger.clear();
   return groups;
 }
 

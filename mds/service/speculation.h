@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -17,22 +18,41 @@
 
 namespace dfs::mds {
 
+// Which speculative groups the store holds (first index -> leader term), in memory, so
+// that the state machine need not look for undo records on every apply: they are
+// deleted as fast as they are written, and a RocksDB scan of their prefix walks every
+// deletion (tombstone) not yet compacted away, which grew each apply by milliseconds.
+// Thread-safe (a new leader's load() runs on a pool thread).
+class UndoLedger {
+ public:
+  // Reads which undo records the store holds (at start). Errors: the store's.
+  Status load(const KvReader& store);
+  void add(uint64_t first_index, uint64_t term);
+  // The oldest group: (first index, term).
+  std::optional<std::pair<uint64_t, uint64_t>> oldest() const;
+  // Forgets the groups whose first index is at most `last`; returns their first indexes.
+  std::vector<uint64_t> take_through(uint64_t last);
+  // Every group's first index, oldest first.
+  std::vector<uint64_t> all() const;
+  void clear();
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, uint64_t> groups_;  // guarded by mu_
+};
+
 // Adds to `batch` (a group's writes, about to be written over `store`) the group's undo
 // record. Errors: the store's read errors.
 Status add_undo_record(const KvReader& store, uint64_t term, uint64_t first_index,
                        WriteBatch& batch);
 
-// The oldest undo record, if any. Errors: the store's, kCorruption.
-Result<std::optional<proto::MdsUndo>> oldest_undo_record(const KvReader& store);
+// A batch that undoes every speculative group `ledger` names (newest first) and deletes
+// their undo records; empty when there are none. Errors: the store's, kCorruption.
+Result<WriteBatch> roll_back_batch(const KvReader& store, const UndoLedger& ledger);
 
-// A batch that undoes every speculative group (newest first) and deletes their undo
-// records; `groups` is set to how many there were (the batch is empty for none).
-// Errors: the store's, kCorruption.
-Result<WriteBatch> roll_back_batch(const KvReader& store, size_t& groups);
-
-// Writes roll_back_batch to `store` (synced with `sync`). Returns the number of groups
-// undone. Errors: the store's, kCorruption.
-Result<size_t> roll_back_store(MetaStore& store, bool sync);
+// Writes roll_back_batch to `store` (synced with `sync`) and clears the ledger. Returns
+// the number of groups undone. Errors: the store's, kCorruption.
+Result<size_t> roll_back_store(MetaStore& store, UndoLedger& ledger, bool sync);
 
 // Undoes, in a full image of the store (key -> value), every speculative group the
 // image holds, and removes their undo records from it. Errors: kCorruption.

@@ -213,7 +213,8 @@ constexpr uint64_t kLeaderTerm = 5;
 
 // Writes `command` to `store` as a leader does before the group commits: its writes
 // together with its undo record.
-void write_early(MetaStore& store, const FsSettings& fs, const std::string& command) {
+void write_early(MetaStore& store, UndoLedger& ledger, const FsSettings& fs,
+                 const std::string& command) {
   proto::MdsLogGroup group;
   REQUIRE(group.ParseFromString(command));
   GroupTxn txn(store);
@@ -226,6 +227,7 @@ void write_early(MetaStore& store, const FsSettings& fs, const std::string& comm
   WriteBatch batch = txn.batch();
   DFS_REQUIRE_OK(add_undo_record(store, kLeaderTerm, group.entries(0).index(), batch));
   DFS_REQUIRE_OK(store.write(batch, false));
+  ledger.add(group.entries(0).index(), kLeaderTerm);
 }
 
 // The command as the leader that wrote it early proposes it.
@@ -260,7 +262,7 @@ TEST_CASE("mds/state machine: a leader's early-written groups commit, or are und
   DFS_REQUIRE_OK(format_meta_store(*leader, fs, epoch));
   MdsStateMachine lsm(*leader, fs);
   DFS_REQUIRE_OK(lsm.load());
-  for (const auto& g : groups) write_early(*leader, fs, g);
+  for (const auto& g : groups) write_early(*leader, lsm.ledger(), fs, g);
   for (size_t i = 0; i < committed; ++i) lsm.apply(i + 1, as_ours(groups[i]));
   CHECK(replicated_state(*leader) != replicated_state(*follower));
 
@@ -269,6 +271,17 @@ TEST_CASE("mds/state machine: a leader's early-written groups commit, or are und
       lsm.apply(i + 1, as_ours(groups[i]));
       fsm.apply(i + 1, groups[i]);
     }
+    CHECK(replicated_state(*leader) == replicated_state(*follower));
+  }
+  SUBCASE("the rest commits as one command (groups written during one proposal)") {
+    proto::MdsLogGroup merged;
+    for (size_t i = committed; i < groups.size(); ++i) {
+      proto::MdsLogGroup g;
+      REQUIRE(g.ParseFromString(groups[i]));
+      for (const auto& e : g.entries()) *merged.add_entries() = e;
+      fsm.apply(i + 1, groups[i]);
+    }
+    lsm.apply(committed + 1, as_ours(merged.SerializeAsString()));
     CHECK(replicated_state(*leader) == replicated_state(*follower));
   }
   SUBCASE("a snapshot holds only what committed") {
