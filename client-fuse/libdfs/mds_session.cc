@@ -107,15 +107,30 @@ std::shared_ptr<MdsSession::Unsafe> MdsSession::keep(uint32_t method, const std:
 }
 
 void MdsSession::maybe_trim() {
-  // The MDS remembers the replies to a client's last kRememberedRequests (1024) request
-  // ids; a kept change resent after that would run twice. So a sync once the oldest kept
-  // change is 256 ids old (opens and releases take ids too), or 16 MiB are kept.
+  // The MDS remembers the replies to a client's last kRememberedReplies request ids; a
+  // kept change resent after that would run twice. So a sync once the oldest kept change
+  // is 256 ids old (opens and releases take ids too), or 16 MiB are kept.
   constexpr uint64_t kTrimSeqGap = 256;
   constexpr size_t kTrimBytes = 16u << 20;
   if (trimming_ || unsafe_.empty() || answers_ == trimmed_answers_) return;  // nothing new
   if (next_seq_ - unsafe_.front()->seq < kTrimSeqGap && unsafe_bytes_ < kTrimBytes) return;
   trimming_ = true;
+  trimmed_ = std::make_shared<Completion<bool>>(objects_.executor());
   spawn_checked(objects_.executor(), trim_unsafe());
+}
+
+awaitable<void> MdsSession::wait_for_unsafe_room() {
+  while (!unsafe_.empty() && next_seq_ - unsafe_.front()->seq >= kMaxUnsafeSpan) {
+    maybe_trim();
+    if (!trimming_) {
+      // Nothing answered since the last trim: the oldest is still in flight; its answer
+      // (or failure) comes without us.
+      co_await sleep_for(Duration(1));
+      continue;
+    }
+    auto trimmed = trimmed_;
+    co_await trimmed->wait();
+  }
 }
 
 void MdsSession::settle(const std::shared_ptr<Unsafe>& kept, const Result<rpc::Frame>& result) {
@@ -139,9 +154,13 @@ awaitable<void> MdsSession::trim_unsafe() {
   trimmed_answers_ = covered;
   auto synced = co_await call_raw(rpc::kMdsSync, proto::SyncRequest{}.SerializeAsString());
   trimming_ = false;
+  // Waiters look again once the drop below is done (they run after this returns).
+  auto trimmed = std::exchange(trimmed_, nullptr);
+  asio::post(objects_.executor(), [trimmed] { trimmed->set(true); });
   if (!synced) {
     spdlog::debug("sync to release kept MDS changes failed: {}", synced.error().to_string());
-    co_return;  // kept until a later sync
+    trimmed_answers_ = 0;  // the next trim may try again without a new answer
+    co_return;             // kept until a later sync
   }
   std::erase_if(unsafe_, [&](const std::shared_ptr<Unsafe>& u) {
     bool safe = u->state == Unsafe::State::kFailed ||

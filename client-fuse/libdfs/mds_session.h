@@ -47,6 +47,7 @@ class MdsSession {
   // MDS could not be reached in time (the caller maps them to EIO).
   template <class Resp, class Req>
   awaitable<Result<Resp>> call(uint32_t method, Req request, const Creds& creds, bool mutating) {
+    if (mutating) co_await wait_for_unsafe_room();
     stamp(request, creds, mutating);
     std::string body = request.SerializeAsString();
     auto kept = mutating ? keep(method, body) : nullptr;
@@ -115,7 +116,10 @@ class MdsSession {
     }
   }
   // The MDS's dedup window per client (kRememberedRequests in mds/ops/op_context.h).
-  static constexpr uint64_t kRememberedReplies = 1024;
+  static constexpr uint64_t kRememberedReplies = 4096;
+  // A mutation waits while the oldest kept one is this many request ids old: a change
+  // kept beyond the MDS's window could not be resent safely after a failover.
+  static constexpr uint64_t kMaxUnsafeSpan = 2048;
   // A mutation sent and kept until it is safe.
   struct Unsafe {
     uint32_t method = 0;
@@ -132,6 +136,8 @@ class MdsSession {
   void settle(const std::shared_ptr<Unsafe>& kept, const Result<rpc::Frame>& result);
   // Starts a trim when kept mutations grow old or large.
   void maybe_trim();
+  // Waits (for trims) until the oldest kept mutation is less than kMaxUnsafeSpan old.
+  awaitable<void> wait_for_unsafe_room();
   // Syncs the MDS, then drops every kept mutation answered before the sync was sent.
   awaitable<void> trim_unsafe();
   // Sends the kept mutations again, in order, on `conn` (a new MDS instance). Errors:
@@ -167,6 +173,7 @@ class MdsSession {
   uint64_t answers_ = 0;           // kept mutations answered so far
   uint64_t trimmed_answers_ = 0;   // answers_ when the last trim began
   bool trimming_ = false;
+  std::shared_ptr<Completion<bool>> trimmed_;  // set when the running trim ends
   bool resend_needed_ = false;     // a new instance was found; the resend is not done
   bool reopen_needed_ = false;     // nor the on_new_instance hook
   uint64_t unsafe_resent_ = 0;
