@@ -74,19 +74,10 @@ awaitable<void> MapSubscriber::probe_subscription() {
   auto reply =
       co_await conn->call(rpc::kMonSubscribe, request.SerializeAsString(), {}, kProbeTimeout);
   if (reply) {
-    refused_probes_ = 0;
     auto update = rpc::parse_body<proto::MapUpdate>(reply->body);
     if (update) apply(*update);
     co_return;
   }
-  // A monitor that answers but cannot vouch for its map (no leader known, or the leader
-  // out of its reach) is kept through an election's few seconds: every other monitor is
-  // in the same state then, and moving would only restart the subscription elsewhere.
-  // Past that it is cut off, and we move.
-  constexpr int kRefusalsBeforeMoving = 3;
-  bool answered = reply.error().code() != ErrorCode::kTimeout && conn->is_open();
-  if (answered && ++refused_probes_ < kRefusalsBeforeMoving) co_return;
-  refused_probes_ = 0;
   spdlog::warn("monitor {} did not answer a subscription probe ({}); subscribing to another",
                conn->peer_address(), reply.error().to_string());
   // Closed, not just dropped: the Messenger shares this connection, and calls waiting on

@@ -66,7 +66,6 @@ class MapSubscriber {
   std::vector<std::function<void(const ClusterMap&)>> listeners_;
   std::vector<std::shared_ptr<asio::steady_timer>> waiters_;
   rpc::ConnectionPtr subscribed_on_;
-  int refused_probes_ = 0;  // probes in a row its monitor answered with an error
   bool ready_ = false;
 };
 

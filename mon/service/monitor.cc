@@ -130,7 +130,12 @@ awaitable<Result<rpc::Reply>> Monitor::on_subscribe(rpc::ConnectionPtr conn, rpc
   // A monitor that restarted, or lost touch with the leader, may hold an old map: one
   // without a pool the subscriber is about to use, or with an OSD up that is down.
   // Served from it, a client just mounted would fail its first read ("no such pool").
-  DFS_CO_AWAIT_CHECK(catch_up_with_leader());
+  // So a new subscriber (no map yet) is answered only once this monitor has caught up.
+  // Resubscriptions and probes of a subscriber that has a map are answered at once, as
+  // before: during an election every monitor would refuse them, and the subscriber
+  // would hop between monitors and meet one whose history starts later (a full map, a
+  // jump in the epochs it sees).
+  if (request.have_epoch() == 0) DFS_CO_AWAIT_CHECK(catch_up_with_leader());
   bool known = std::any_of(subscribers_.begin(), subscribers_.end(),
                            [&](const auto& weak) { return weak.lock() == conn; });
   if (!known) subscribers_.push_back(conn);

@@ -3,8 +3,8 @@
 // is acknowledged once committed on a majority and applied here, so an acknowledged
 // epoch survives the loss of any minority and no epoch is ever produced twice with
 // different content. Any monitor serves map reads, subscriptions and status from the
-// map it has applied, subscriptions only once that map is known to hold every epoch
-// committed before the request; map changes, OSD beacons and failure reports are handled by the
+// map it has applied (a new subscriber's first subscription only once that map is known
+// to hold every epoch committed before the request); map changes, OSD beacons and failure reports are handled by the
 // leader, and a follower forwards them to it (docs/architecture.md says why forwarding
 // rather than redirecting). Failure detection runs on the leader only.
 // One instance per dfs-mon; all state lives on its single I/O thread.
