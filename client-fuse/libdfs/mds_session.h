@@ -3,27 +3,19 @@
 // connection, stamps each request with the caller's credentials and, for a mutation, a
 // request id (client entity, seq) that stays the same across resends, so the MDS,
 // which deduplicates by it, applies the mutation once even when a connection was lost
-// with its outcome unknown. The MDS answers a mutation before it is safe (committed on
-// the rank's replicas, or synced by a single MDS), so the session keeps every answered
-// mutation until a later sync has covered it, and resends those it keeps, in their
-// order, when it finds a new MDS instance (a new leader, a restarted MDS): the MDS
-// answers the ones it has from its dedup records and runs the lost ones again, a
-// create with the inode number its first answer gave. Deferred mutations (the owner's pending attribute changes)
+// with its outcome unknown. Deferred mutations (the owner's pending attribute changes)
 // travel ahead of the next call in one kMdsBatch, so the MDS applies them first, at no
 // extra round trip. Runs on the ObjectClient's I/O thread: call only there.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/object_client.h"
 #include "common/proto/mds.pb.h"
-#include "common/rpc/completion.h"
 #include "common/rpc/connection.h"
 
 namespace dfs::client {
@@ -47,14 +39,9 @@ class MdsSession {
   // MDS could not be reached in time (the caller maps them to EIO).
   template <class Resp, class Req>
   awaitable<Result<Resp>> call(uint32_t method, Req request, const Creds& creds, bool mutating) {
-    if (mutating) co_await wait_for_unsafe_room();
     stamp(request, creds, mutating);
-    std::string body = request.SerializeAsString();
-    auto kept = mutating ? keep(method, body) : nullptr;
-    auto frame = co_await call_raw(method, std::move(body));
-    settle(kept, frame);
-    if (!frame) co_return unexpected(std::move(frame).error());
-    co_return rpc::parse_body<Resp>(frame->body);
+    DFS_CO_AWAIT_TRY(auto frame, call_raw(method, request.SerializeAsString()));
+    co_return rpc::parse_body<Resp>(frame.body);
   }
 
   // A mutation the owner has already answered for (a deferred attribute change): its
@@ -68,13 +55,7 @@ class MdsSession {
   Deferred deferred(uint32_t method, Req request, const Creds& creds,
                     std::function<void(Result<rpc::Frame>)> done) {
     stamp(request, creds, true);
-    std::string body = request.SerializeAsString();
-    auto kept = keep(method, body);
-    return Deferred{method, std::move(body),
-                    [this, kept, done = std::move(done)](Result<rpc::Frame> result) {
-                      settle(kept, result);
-                      done(std::move(result));
-                    }};
+    return Deferred{method, request.SerializeAsString(), std::move(done)};
   }
   // Asked before every call for the mutations deferred until then; they go first, in
   // the order returned, in one batch with the call.
@@ -93,9 +74,6 @@ class MdsSession {
 
   // Number of calls that were resent after a failed attempt (for tests and logs).
   uint64_t resends() const { return resends_; }
-  // Answered mutations resent to a new MDS instance, and how many are kept now.
-  uint64_t unsafe_resent() const { return unsafe_resent_; }
-  size_t unsafe_kept() const { return unsafe_.size(); }
 
   // Calls and their total latency per method, for the log at unmount.
   struct MethodStats {
@@ -115,37 +93,6 @@ class MdsSession {
       header->mutable_reqid()->set_seq(next_seq_++);
     }
   }
-  // The MDS's dedup window per client (kRememberedRequests in mds/ops/op_context.h).
-  static constexpr uint64_t kRememberedReplies = 4096;
-  // A mutation waits while the oldest kept one is this many request ids old: a change
-  // kept beyond the MDS's window could not be resent safely after a failover.
-  static constexpr uint64_t kMaxUnsafeSpan = 2048;
-  // A mutation sent and kept until it is safe.
-  struct Unsafe {
-    uint32_t method = 0;
-    std::string body;  // as first sent (the same request id on a resend)
-    enum class State { kSent, kAnswered, kFailed } state = State::kSent;
-    uint64_t seq = 0;          // its request id's
-    uint64_t answered_at = 0;  // answers_ when it was answered
-    uint64_t ino = 0;          // a create's answer: the new inode's number
-  };
-  // Keeps a mutation about to be sent (nullptr for those a new instance must not see
-  // again: opens and releases, which the on_new_instance hook re-establishes).
-  std::shared_ptr<Unsafe> keep(uint32_t method, const std::string& body);
-  // Records the outcome of a kept mutation (null: not kept); may start a trim.
-  void settle(const std::shared_ptr<Unsafe>& kept, const Result<rpc::Frame>& result);
-  // Starts a trim when kept mutations grow old or large.
-  void maybe_trim();
-  // Waits (for trims) until the oldest kept mutation is less than kMaxUnsafeSpan old.
-  awaitable<void> wait_for_unsafe_room();
-  // Syncs the MDS, then drops every kept mutation answered before the sync was sent.
-  awaitable<void> trim_unsafe();
-  // Sends the kept mutations again, in order, on `conn` (a new MDS instance). Errors:
-  // retryable ones (then the next connection resends them).
-  awaitable<Status> resend_unsafe(const rpc::ConnectionPtr& conn, Clock::time_point deadline);
-  // Opens the session on `conn`, a new connection to `addr`, and resends what is kept.
-  awaitable<Result<rpc::ConnectionPtr>> open_session(rpc::ConnectionPtr conn, std::string addr,
-                                                     std::string name, Clock::time_point attempt);
   awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
   // Sends `items` in order as kMdsBatch requests and hands each its result; the result
   // of the item without a `done` (call_raw's own request) is returned.
@@ -168,18 +115,6 @@ class MdsSession {
   std::function<std::vector<Deferred>()> deferred_source_;
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
-  std::deque<std::shared_ptr<Unsafe>> unsafe_;  // in the order sent
-  size_t unsafe_bytes_ = 0;
-  uint64_t answers_ = 0;           // kept mutations answered so far
-  uint64_t trimmed_answers_ = 0;   // answers_ when the last trim began
-  bool trimming_ = false;
-  std::shared_ptr<Completion<bool>> trimmed_;  // set when the running trim ends
-  bool resend_needed_ = false;     // a new instance was found; the resend is not done
-  bool reopen_needed_ = false;     // nor the on_new_instance hook
-  uint64_t unsafe_resent_ = 0;
-  // Set while one caller opens the session on a new connection: the others wait, so
-  // nothing new reaches a new instance before the resent mutations.
-  std::shared_ptr<Completion<bool>> opening_;
   std::map<uint32_t, MethodStats> stats_;
 };
 

@@ -1,8 +1,6 @@
 // mknod (regular files, directories, fifos, sockets, devices) and symlink: a new inode
 // owned by the caller, its group from the caller or a setgid parent, default ACLs and
 // the parent's dfs.layout inherited, linked into the parent.
-#include <algorithm>
-
 #include "mds/ops/acl.h"
 #include "mds/ops/inode_rules.h"
 #include "mds/ops/layout_xattr.h"
@@ -72,9 +70,7 @@ Status link_new(OpContext& ctx, proto::Inode& parent, const proto::Inode& inode,
   ctx.w.put_inode(parent);
   ctx.w.put_inode(inode);
   DFS_TRY_STATUS(ctx.w.add_to_counter(kInodeCount, 1));
-  // Never lowered: a create resent after a failover may reuse a number below it.
-  uint64_t next = DFS_TRY(read_counter(ctx.kv(), kNextIno));
-  ctx.w.set_counter(kNextIno, std::max(next, inode.ino() + 1));
+  ctx.w.set_counter(kNextIno, inode.ino() + 1);
   return ok_status();
 }
 

@@ -69,7 +69,7 @@ Result<std::string> apply_forget_session(OpContext& ctx, const proto::ForgetSess
 Result<std::string> apply_format(OpContext& ctx, const proto::FormatFs& req);
 
 // Replies of a client's last this many requests are kept in the store ('R' keys).
-inline constexpr uint64_t kRememberedRequests = 4096;
+inline constexpr uint64_t kRememberedRequests = 1024;
 
 // Writes a new file system into an empty store: the root directory (inode 1, mode
 // 0755, owned by root) and the counters. Errors: kAlreadyExists, store errors.

@@ -14,17 +14,14 @@
 // a waiter the syncer first lets groups gather for `sync_delay`. With
 // `reply_after_sync`, replies wait for durability as well (the old behaviour).
 //
-// A replicated rank (set_raft) has no local log: each group's entries go to the rank's
-// Raft group as one command, and the state machine (MdsStateMachine) applies them on
-// every follower once committed. The leader answers early here too: it writes each
-// group to its store as soon as it decides it, with an undo record (speculation.h),
-// releases the replies, and proposes what it wrote, one proposal at a time with all
-// groups written meanwhile in the next, without making replies wait ("unsafe"; the
-// client keeps each such request and resends it to the next leader until a sync says
-// it is safe). Only commit makes entries durable: listeners hear of them and
-// wait_durable() returns then. A proposal that fails (leadership lost) undoes every
-// group not known committed and marks the committer deposed: it takes no more
-// entries until load() (a new term as leader).
+// A replicated rank (set_raft) has no local log: each group's entries, decided and
+// applied on the leader in a scratch GroupTxn only to learn their replies, go to the
+// rank's Raft group as one command; the state machine (MdsStateMachine) writes them to
+// the store on every replica once they are committed, and only then are the replies
+// released ("safe" replies: committed on a majority, so durable as the rank is). Groups
+// are decided one after the other, each against the committed state of the one before,
+// so the leader's store never holds an uncommitted entry. Early ("unsafe") replies with
+// client resends are future work (docs/architecture.md).
 // Public methods run on the I/O executor.
 #pragma once
 
@@ -35,7 +32,6 @@
 #include "common/rpc/asio.h"
 #include "mds/ops/op_context.h"
 #include "common/rpc/completion.h"
-#include "mds/service/speculation.h"
 #include "mds/store/meta_store.h"
 
 namespace dfs::raft {
@@ -47,10 +43,6 @@ namespace dfs::mds {
 using NowFn = std::function<proto::Timespec()>;
 // The real-time clock as a Timespec (the default NowFn). Thread-safe.
 proto::Timespec realtime_now();
-
-// How far above the stored counter a leader (or a restarted MDS) starts numbering new
-// inodes: more than any burst of early replies that a crash could lose.
-inline constexpr uint64_t kTakeoverInoGap = 1u << 20;
 
 struct CommitterOptions {
   size_t max_group_entries = 1024;
@@ -81,8 +73,7 @@ class Committer {
 
   // Replicates groups through `raft` instead of the local log (see above). Requires:
   // before the first submit; `raft` outlives the committer's work.
-  // `ledger` is the state machine's record of the speculative groups in the store.
-  void set_raft(raft::RaftGroup* raft, UndoLedger* ledger);
+  void set_raft(raft::RaftGroup* raft);
 
   // Logs and applies the op set in `entry`; the committer fills index, now, new_ino and
   // layout. Returns the op's serialized reply once its entry is applied and logged (or
@@ -101,8 +92,6 @@ class Committer {
   void add_listener(EntryListener listener) { listeners_.push_back(std::move(listener)); }
 
   uint64_t last_index() const { return last_index_; }
-  // A replicated rank's committer whose group failed to commit (see above).
-  bool deposed() const { return deposed_; }
   uint64_t durable_index() const { return durable_index_; }
   bool idle() const { return !writing_ && !syncing_ && queue_.empty(); }
   const CommitterStats& stats() const { return stats_; }
@@ -118,11 +107,6 @@ class Committer {
     Completion<bool> done;
   };
   using Group = std::vector<std::shared_ptr<Pending>>;
-  // A group written early (replicated rank), waiting to be proposed.
-  struct Written {
-    uint64_t term = 0;  // the leader term it was written in
-    Group entries;      // its successful entries, in index order
-  };
 
   struct DurableWaiter {
     uint64_t index;
@@ -130,13 +114,7 @@ class Committer {
   };
 
   void write_groups();
-  void replicate_groups();
-  // Decides and applies the group in a txn and writes it with its undo record.
-  Status speculate(Group& group, uint64_t first_index, uint64_t term);
-  // Proposes the written groups, all that are waiting as one command, one at a time.
-  awaitable<void> propose_loop();
-  // A proposal failed: undo every group not known committed; deposed from now on.
-  void on_not_committed(uint64_t last, const Error& why);
+  awaitable<void> replicate_groups();
   awaitable<void> syncer_loop();
   void start_syncer();
   // The entries up to `index` are durable: tell the listeners and the waiters.
@@ -158,17 +136,11 @@ class Committer {
   NowFn now_;
   CommitterOptions options_;
   raft::RaftGroup* raft_ = nullptr;
-  UndoLedger* ledger_ = nullptr;
   std::deque<std::shared_ptr<Pending>> queue_;  // I/O thread
   bool writing_ = false;
   bool syncing_ = false;
   uint64_t last_index_ = 0;
   uint64_t durable_index_ = 0;
-  // New inodes get numbers from here on (load(): a gap above the stored counter).
-  uint64_t ino_floor_ = 0;
-  bool deposed_ = false;  // a replicated group failed to commit: nothing more until load()
-  std::deque<Written> unproposed_;  // written early, not yet proposed, in log order
-  bool proposing_ = false;
   Status sync_failure_ = ok_status();  // sticky, like the store's
   std::deque<std::shared_ptr<Pending>> applied_;  // logged, not yet durable, in log order
   std::vector<DurableWaiter> durable_waiters_;

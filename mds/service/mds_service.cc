@@ -127,7 +127,7 @@ Result<std::string> MdsService::start() {
   if (replication_) {
     DFS_TRY_STATUS(
         replication_->start(executor_, blocking_, *messenger_, *router_, options_.fs.rank));
-    committer_.set_raft(&replication_->group(), &replication_->ledger());
+    committer_.set_raft(&replication_->group());
     ++background_running_;
     spawn_checked(executor_, leadership_loop());
   }
@@ -190,9 +190,7 @@ awaitable<void> MdsService::leadership_loop() {
   while (!stopping_) {
     auto status = replication_->status();
     bool leads = status.role == raft::Role::kLeader && !status.failed;
-    // Deposed: a group failed to commit and was undone; serve again only from a fresh
-    // start as leader (become_active reloads what the undo changed).
-    if (serving_ && (!leads || status.term != serving_term_ || committer_.deposed())) {
+    if (serving_ && (!leads || status.term != serving_term_)) {
       become_standby();
     } else if (!serving_ && leads) {
       co_await become_active(status.term);

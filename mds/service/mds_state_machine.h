@@ -5,11 +5,8 @@
 // from the last snapshot; entries at or below the store's recorded Raft index are
 // skipped, so a replay never applies an entry twice.
 //
-// The leader also writes each group to its store early, with an undo record, before it
-// commits (speculation.h): applying such a group once committed only drops its undo
-// record. A committed entry that is not the leader's own means its uncommitted groups
-// never will be: they are undone first, as they are at load(), so a deposed leader's
-// store ends up holding exactly the committed entries, like every follower's.
+// Every replica, leader included, changes its store only here, and only with committed
+// entries: a deposed leader's store never holds an entry the new leader lacks.
 //
 // A replica that cannot apply a committed entry (its store failed, or the entry fails
 // here although it applied on the leader: the replicas diverged) stops the process
@@ -20,7 +17,6 @@
 
 #include "common/raft/state_machine.h"
 #include "mds/ops/op_context.h"
-#include "mds/service/speculation.h"
 #include "mds/store/meta_store.h"
 
 namespace dfs::mds {
@@ -29,8 +25,7 @@ class MdsStateMachine final : public raft::StateMachine {
  public:
   MdsStateMachine(MetaStore& store, FsSettings fs) : store_(store), fs_(std::move(fs)) {}
 
-  // Undoes uncommitted groups this replica wrote as leader before a restart, and reads
-  // the Raft index the store has applied. Blocking: call before the group starts.
+  // Reads the Raft index the store has applied. Blocking: call before the group starts.
   Status load();
 
   std::string apply(raft::Index index, std::string_view command) override;
@@ -42,8 +37,6 @@ class MdsStateMachine final : public raft::StateMachine {
   void restore(raft::Index index, std::string_view image) override;
 
   raft::Index applied_index() const { return applied_; }
-  // The leader's speculative groups in the store (its Committer adds to it).
-  UndoLedger& ledger() { return ledger_; }
 
  private:
   [[noreturn]] void fail_stop(raft::Index index, const std::string& why);
@@ -51,7 +44,6 @@ class MdsStateMachine final : public raft::StateMachine {
   MetaStore& store_;
   FsSettings fs_;
   raft::Index applied_ = 0;
-  UndoLedger ledger_;
 };
 
 }  // namespace dfs::mds

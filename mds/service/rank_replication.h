@@ -48,7 +48,6 @@ class RankReplication {
                rpc::Messenger& messenger, raft::RaftRouter& router, uint32_t rank);
 
   raft::RaftGroup& group() { return *group_; }
-  UndoLedger& ledger() { return sm_.ledger(); }
   raft::RaftGroupStatus status() const { return group_->status(); }
   const ReplicationOptions& options() const { return options_; }
   // The replica with Raft id `id`, if it is one.

@@ -13,7 +13,6 @@
 
 #include "common/rpc/connection.h"
 #include "common/rpc/completion.h"
-#include "mds/ops/op_context.h"
 
 namespace dfs::mds {
 
@@ -33,7 +32,7 @@ struct Session {
 
 class SessionTable {
  public:
-  explicit SessionTable(size_t max_remembered = kRememberedRequests) : max_remembered_(max_remembered) {}
+  explicit SessionTable(size_t max_remembered = 1024) : max_remembered_(max_remembered) {}
 
   // The client's session (created on first use), marked seen now over `conn`.
   Session& touch(const std::string& client, const rpc::ConnectionPtr& conn, Clock::time_point now);

@@ -12,7 +12,6 @@ constexpr char kOrphan = 'O';
 constexpr char kPurge = 'P';
 constexpr char kMeta = 'M';
 constexpr char kRequest = 'R';
-constexpr char kUndo = 'U';
 
 std::string prefixed(char kind, uint64_t v) {
   std::string key(1, kind);
@@ -39,8 +38,6 @@ std::string orphan_key(uint64_t ino) { return prefixed(kOrphan, ino); }
 std::string orphan_prefix() { return std::string(1, kOrphan); }
 std::string purge_key(uint64_t ino) { return prefixed(kPurge, ino); }
 std::string purge_prefix() { return std::string(1, kPurge); }
-std::string undo_key(uint64_t first_index) { return prefixed(kUndo, first_index); }
-std::string undo_prefix() { return std::string(1, kUndo); }
 
 std::string meta_key(std::string_view name) {
   std::string key(1, kMeta);

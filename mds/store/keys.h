@@ -31,9 +31,6 @@ std::string orphan_prefix();
 std::string purge_key(uint64_t ino);
 std::string purge_prefix();
 std::string meta_key(std::string_view name);
-// Undo records of a replicated rank's leader: 'U' first_index(8) -> proto::MdsUndo.
-std::string undo_key(uint64_t first_index);
-std::string undo_prefix();
 // Remembered replies: 'R' client NUL seq(8) -> the serialized reply.
 std::string request_key(std::string_view client, uint64_t seq);
 std::string request_prefix(std::string_view client);  // every key of one client

@@ -7,7 +7,6 @@
 #include <random>
 
 #include "mds/service/mds_state_machine.h"
-#include "mds/service/speculation.h"
 #include "mds/store/group_txn.h"
 #include "mds/store/keys.h"
 #include "mds_harness.h"
@@ -204,105 +203,6 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
     // An image older than what the store holds (a restart) changes nothing.
     fresh.restore(1, as_groups(h.log(), 1000).front());
     CHECK(dump_store(*other) == dump_store(*replica));
-  }
-}
-
-namespace {
-
-constexpr uint64_t kLeaderTerm = 5;
-
-// Writes `command` to `store` as a leader does before the group commits: its writes
-// together with its undo record.
-void write_early(MetaStore& store, UndoLedger& ledger, const FsSettings& fs,
-                 const std::string& command) {
-  proto::MdsLogGroup group;
-  REQUIRE(group.ParseFromString(command));
-  GroupTxn txn(store);
-  for (const auto& entry : group.entries()) {
-    txn.begin_entry();
-    ApplyEffects effects;
-    REQUIRE(apply_entry(entry, fs, txn, effects).has_value());
-    txn.commit_entry();
-  }
-  WriteBatch batch = txn.batch();
-  DFS_REQUIRE_OK(add_undo_record(store, kLeaderTerm, group.entries(0).index(), batch));
-  DFS_REQUIRE_OK(store.write(batch, false));
-  ledger.add(group.entries(0).index(), kLeaderTerm);
-}
-
-// The command as the leader that wrote it early proposes it.
-std::string as_ours(const std::string& command) {
-  proto::MdsLogGroup group;
-  REQUIRE(group.ParseFromString(command));
-  group.set_speculated_term(kLeaderTerm);
-  return group.SerializeAsString();
-}
-
-}  // namespace
-
-TEST_CASE("mds/state machine: a leader's early-written groups commit, or are undone") {
-  MdsHarness h;
-  workload(h, 777);
-  const auto& fs = h.service().committer().fs();
-  auto groups = as_groups(h.log(), 5);
-  REQUIRE(groups.size() > 10);
-  const size_t committed = groups.size() / 2;
-  proto::Timespec epoch;
-  epoch.set_sec(1600000000);
-
-  // What the rank holds: a follower that applied the committed groups.
-  auto follower = make_mem_meta_store();
-  DFS_REQUIRE_OK(format_meta_store(*follower, fs, epoch));
-  MdsStateMachine fsm(*follower, fs);
-  DFS_REQUIRE_OK(fsm.load());
-  for (size_t i = 0; i < committed; ++i) fsm.apply(i + 1, groups[i]);
-
-  // The leader wrote every group early; the first half committed.
-  auto leader = make_mem_meta_store();
-  DFS_REQUIRE_OK(format_meta_store(*leader, fs, epoch));
-  MdsStateMachine lsm(*leader, fs);
-  DFS_REQUIRE_OK(lsm.load());
-  for (const auto& g : groups) write_early(*leader, lsm.ledger(), fs, g);
-  for (size_t i = 0; i < committed; ++i) lsm.apply(i + 1, as_ours(groups[i]));
-  CHECK(replicated_state(*leader) != replicated_state(*follower));
-
-  SUBCASE("the rest commits too: the store is the follower's, without undo records") {
-    for (size_t i = committed; i < groups.size(); ++i) {
-      lsm.apply(i + 1, as_ours(groups[i]));
-      fsm.apply(i + 1, groups[i]);
-    }
-    CHECK(replicated_state(*leader) == replicated_state(*follower));
-  }
-  SUBCASE("the rest commits as one command (groups written during one proposal)") {
-    proto::MdsLogGroup merged;
-    for (size_t i = committed; i < groups.size(); ++i) {
-      proto::MdsLogGroup g;
-      REQUIRE(g.ParseFromString(groups[i]));
-      for (const auto& e : g.entries()) *merged.add_entries() = e;
-      fsm.apply(i + 1, groups[i]);
-    }
-    lsm.apply(committed + 1, as_ours(merged.SerializeAsString()));
-    CHECK(replicated_state(*leader) == replicated_state(*follower));
-  }
-  SUBCASE("a snapshot holds only what committed") {
-    auto other = make_mem_meta_store();
-    MdsStateMachine osm(*other, fs);
-    DFS_REQUIRE_OK(osm.load());
-    osm.restore(committed, lsm.snapshot());
-    CHECK(replicated_state(*other) == replicated_state(*follower));
-  }
-  SUBCASE("a restart undoes what did not commit") {
-    MdsStateMachine restarted(*leader, fs);
-    DFS_REQUIRE_OK(restarted.load());
-    CHECK(restarted.applied_index() == committed);
-    CHECK(replicated_state(*leader) == replicated_state(*follower));
-  }
-  SUBCASE("another leader's entry undoes ours before it applies") {
-    // The same entries, proposed by another leader (no speculated term): they apply on
-    // the committed state, not on top of our early writes (which would fail: EEXIST).
-    lsm.apply(committed + 1, groups[committed]);
-    fsm.apply(committed + 1, groups[committed]);
-    CHECK(replicated_state(*leader) == replicated_state(*follower));
   }
 }
 
