@@ -79,6 +79,15 @@ Result<std::string> Monitor::start() {
 
 bool Monitor::is_leader() const { return group_->status().role == raft::Role::kLeader; }
 
+const MonMember* Monitor::other_leader() const {
+  raft::NodeId leader = group_->status().leader;
+  if (leader == options_.id) return nullptr;
+  for (const auto& m : options_.members) {
+    if (m.id == leader) return &m;
+  }
+  return nullptr;
+}
+
 awaitable<Result<uint64_t>> Monitor::commit(proto::MapCommand command) {
   DFS_CO_AWAIT_TRY(auto applied, group_->propose(command.SerializeAsString()));
   co_return MapStateMachine::decode_result(applied.result);
@@ -101,11 +110,7 @@ awaitable<Result<rpc::Reply>> Monitor::forward(rpc::ConnectionPtr conn, rpc::Fra
     co_return make_error(ErrorCode::kUnavailable,
                          options_.entity + " is not the monitor leader either");
   }
-  raft::NodeId leader = group_->status().leader;
-  const MonMember* target = nullptr;
-  for (const auto& m : options_.members) {
-    if (m.id == leader && leader != options_.id) target = &m;
-  }
+  const MonMember* target = other_leader();
   if (!target) {
     co_return make_error(ErrorCode::kUnavailable,
                          "no monitor leader elected yet (asked " + options_.entity + ")");
@@ -156,16 +161,10 @@ awaitable<Result<rpc::Reply>> Monitor::on_committed_epoch(rpc::ConnectionPtr, rp
 }
 
 awaitable<Status> Monitor::catch_up_with_leader() {
-  if (is_leader()) co_return co_await group_->linearizable_read();
   auto deadline = Clock::now() + options_.catch_up_timeout;
   const MonMember* target = nullptr;
   // Just restarted, it learns the leader from the leader's next heartbeat.
-  for (;;) {
-    raft::NodeId leader = group_->status().leader;
-    for (const auto& m : options_.members) {
-      if (m.id == leader && leader != options_.id) target = &m;
-    }
-    if (target) break;
+  while (!(target = other_leader())) {
     if (is_leader()) co_return co_await group_->linearizable_read();
     if (Clock::now() >= deadline) {
       co_return make_error(ErrorCode::kUnavailable,

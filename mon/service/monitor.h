@@ -65,6 +65,8 @@ class Monitor {
   Handler on_committed_epoch(rpc::ConnectionPtr conn, rpc::Frame frame);
 
   bool is_leader() const;
+  // The member this monitor knows as leader, unless that is itself or none is known.
+  const MonMember* other_leader() const;
   // Sends a leader-only request on to the leader and relays its answer. A request that
   // was itself forwarded (from a mon.* peer) is never forwarded again: it fails with
   // kUnavailable and the original caller tries another monitor.

@@ -61,6 +61,17 @@ std::string wait_leader(TestCluster& cluster, client::ObjectClient& c, milliseco
   return {};
 }
 
+// Creates a one-copy, 4-PG pool through the monitors; its map epoch.
+Result<uint64_t> create_small_pool(client::ObjectClient& admin, const std::string& name) {
+  proto::MapCommand command;
+  auto* p = command.mutable_create_pool();
+  p->set_name(name);
+  p->set_size(1);
+  p->set_min_size(1);
+  p->set_pg_num(4);
+  return admin.run(admin.mon_command(command));
+}
+
 // What the subscriber saw: every map it applied, by epoch, and any jump.
 struct Recorder {
   std::mutex mu;
@@ -287,15 +298,7 @@ TEST_CASE("integration/mon quorum: a monitor that missed compacted entries catch
   int behind_index = behind[4] - 'a';
   DFS_REQUIRE_OK(cluster.kill(behind, SIGKILL));
 
-  auto create = [&](const std::string& name) {
-    proto::MapCommand command;
-    auto* p = command.mutable_create_pool();
-    p->set_name(name);
-    p->set_size(1);
-    p->set_min_size(1);
-    p->set_pg_num(4);
-    return admin.run(admin.mon_command(command));
-  };
+  auto create = [&](const std::string& name) { return create_small_pool(admin, name); };
   for (int i = 0; i < 23; ++i) DFS_REQUIRE_OK(create("missed-" + std::to_string(i)));
   DFS_REQUIRE_OK(cluster.start(behind));
   for (int i = 0; i < 3; ++i) DFS_REQUIRE_OK(create("after-" + std::to_string(i)));
@@ -341,15 +344,7 @@ TEST_CASE("integration/mon quorum: a restarted monitor answers subscriptions onl
   std::string behind = leader == "mon.c" ? "mon.b" : "mon.c";
   const std::string behind_addr = cluster.mon_addrs()[behind[4] - 'a'];
   DFS_REQUIRE_OK(cluster.kill(behind, SIGKILL));
-  auto create_pool = [&](const std::string& name) {
-    proto::MapCommand command;
-    auto* p = command.mutable_create_pool();
-    p->set_name(name);
-    p->set_size(1);
-    p->set_min_size(1);
-    p->set_pg_num(4);
-    return admin.run(admin.mon_command(command));
-  };
+  auto create_pool = [&](const std::string& name) { return create_small_pool(admin, name); };
   for (int i = 0; i < 5; ++i) DFS_REQUIRE_OK(create_pool("while-down-" + std::to_string(i)));
   auto committed = create_pool("last");
   DFS_REQUIRE_OK(committed);
