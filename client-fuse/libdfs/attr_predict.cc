@@ -1,5 +1,9 @@
 #include "client-fuse/libdfs/attr_predict.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+
 #include "mds/ops/op_context.h"
 #include "mds/store/group_txn.h"
 #include "mds/store/keys.h"
@@ -7,24 +11,39 @@
 
 namespace dfs::client {
 
+Result<std::string> predict_entry(const proto::MdsLogEntry& entry,
+                                  const std::vector<proto::Inode>& inodes,
+                                  const std::vector<SeedName>& names) {
+  auto store = mds::make_mem_meta_store();
+  {
+    mds::GroupTxn seed(*store);
+    seed.begin_entry();
+    mds::MetaWriter w(seed);
+    for (const auto& inode : inodes) w.put_inode(inode);
+    for (const auto& n : names) DFS_TRY(w.add_dentry(n.parent, n.name, n.ino, n.mode & S_IFMT));
+    // A new inode number lies below the counter once allocated (delegated range).
+    w.set_counter(mds::kNextIno, std::max<uint64_t>(entry.new_ino() + 1, 2));
+    w.set_counter(mds::kInodeCount, inodes.size() + 1);
+    seed.commit_entry();
+    DFS_TRY_STATUS(store->write(seed.batch(), false));
+  }
+  mds::GroupTxn txn(*store);
+  txn.begin_entry();
+  mds::ApplyEffects effects;
+  return mds::apply_entry(entry, mds::default_fs_settings(), txn, effects);
+}
+
 Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::SetAttrRequest& req,
                                      const proto::Timespec& now) {
   constexpr uint32_t kSetSize = 8;  // SetAttrRequest.valid bit (FUSE_SET_ATTR_SIZE)
   if (req.valid() & kSetSize) {
     return make_error(ErrorCode::kInvalidArgument, "a size change cannot be predicted");
   }
-  auto store = mds::make_mem_meta_store();
-  mds::WriteBatch seed;
-  seed.put(mds::inode_key(current.ino()), current.SerializeAsString());
-  DFS_TRY_STATUS(store->write(seed, false));
   proto::MdsLogEntry entry;
   *entry.mutable_setattr() = req;
   *entry.mutable_now() = now;
   entry.set_index(1);
-  mds::GroupTxn txn(*store);
-  txn.begin_entry();
-  mds::ApplyEffects effects;
-  auto reply_body = DFS_TRY(mds::apply_entry(entry, mds::default_fs_settings(), txn, effects));
+  auto reply_body = DFS_TRY(predict_entry(entry, {current}, {}));
   proto::InodeReply reply;
   if (!reply.ParseFromString(reply_body)) {
     return make_error(ErrorCode::kInternal, "the setattr op returned no inode");

@@ -1,15 +1,37 @@
-// predict_setattr: what the MDS will make of a SetAttr on an inode, computed by running
-// the MDS's own op (mds/ops/setattr.cc) on a memory store that holds just that inode.
+// predict_setattr / predict_entry: what the MDS will make of a mutation, computed by
+// running the MDS's own op (mds/ops) on a memory store that holds just the inodes and
+// names the op reads.
 // The client defers attribute changes (chmod, chown, utimes) on inodes it knows exactly
 // and answers the kernel with this prediction; since the op is the same deterministic
 // function and the request carries the time it used (as ctime), the MDS reaches the
 // same attributes when the deferred request arrives (only the version differs).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "common/proto/mds.pb.h"
 #include "common/status/status.h"
 
 namespace dfs::client {
+
+// A name the op will look up: `name` in directory `parent` refers to `ino`.
+struct SeedName {
+  uint64_t parent = 0;
+  std::string name;
+  uint64_t ino = 0;
+  uint32_t mode = 0;  // the inode's type bits
+};
+
+// Applies `entry` (with its index, time and new inode number filled in as the MDS
+// would) to a store holding only `inodes`, `names` and the inode counters, and returns
+// the op's serialized reply. A name not seeded does not exist. The caller must seed
+// everything the op reads that decides its outcome; what it cannot know (a full hash
+// bucket of a directory) makes the MDS fail where the prediction succeeded, which the
+// caller reports later. Errors: the op's own, as the MDS would report them.
+Result<std::string> predict_entry(const proto::MdsLogEntry& entry,
+                                  const std::vector<proto::Inode>& inodes,
+                                  const std::vector<SeedName>& names);
 
 // `req` must not change the size (truncation needs the MDS's object work).
 // Errors: the op's own (kNotPermitted, ...), as the MDS would report them.

@@ -61,16 +61,32 @@ std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino in
   p.creds = creds;
   known_[ino].inode = *predicted;
   known_[ino].exact = true;
-  if (!deferred_flush_scheduled_ && !stopping_) {
-    deferred_flush_scheduled_ = true;
-    spawn_checked(executor(), flush_deferred_soon());
-  }
+  schedule_deferred_flush();
   proto::Inode reply = std::move(*predicted);
   overlay(reply);
   return reply;
 }
 
+void FileClient::schedule_deferred_flush() {
+  if (!deferred_flush_scheduled_ && !stopping_) {
+    deferred_flush_scheduled_ = true;
+    spawn_checked(executor(), flush_deferred_soon());
+  }
+}
+
 std::vector<MdsSession::Deferred> FileClient::take_deferred() {
+  std::vector<MdsSession::Deferred> items(std::make_move_iterator(deferred_ops_.begin()),
+                                          std::make_move_iterator(deferred_ops_.end()));
+  deferred_ops_.clear();
+  for (auto& item : take_attr_changes()) items.push_back(std::move(item));
+  return items;
+}
+
+void FileClient::seal_attr_changes() {
+  for (auto& item : take_attr_changes()) deferred_ops_.push_back(std::move(item));
+}
+
+std::vector<MdsSession::Deferred> FileClient::take_attr_changes() {
   std::vector<MdsSession::Deferred> items;
   for (Ino ino : attr_queue_) {
     auto it = pending_attrs_.find(ino);

@@ -13,10 +13,18 @@ std::optional<bool> DirCache::contains(uint64_t dir, const std::string& name) co
   return it->second.count(name) > 0;
 }
 
-void DirCache::added(uint64_t dir, const std::string& name) {
+std::optional<uint64_t> DirCache::ino_of(uint64_t dir, const std::string& name) const {
+  auto it = dirs_.find(dir);
+  if (it == dirs_.end()) return std::nullopt;
+  auto entry = it->second.find(name);
+  if (entry == it->second.end() || entry->second == 0) return std::nullopt;
+  return entry->second;
+}
+
+void DirCache::added(uint64_t dir, const std::string& name, uint64_t ino) {
   auto it = dirs_.find(dir);
   if (it == dirs_.end()) return;
-  if (it->second.insert(name).second) ++names_;
+  if (it->second.insert_or_assign(name, ino).second) ++names_;
   if (names_ > max_names_) {
     dirs_.clear();
     names_ = 0;

@@ -1,4 +1,5 @@
-// DirCache: the complete list of names of each directory this client created. In
+// DirCache: the complete list of names of each directory this client created, with the
+// inode each names where this client learned it. In
 // single-client mode every later change to such a directory passes through this
 // client, so a name missing from it does not exist and lookups of it (rsync, tar and
 // make probe many) are answered without a round trip to the MDS. A directory whose
@@ -11,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace dfs::client {
 
@@ -24,7 +24,10 @@ class DirCache {
   void created(uint64_t dir);
   // Whether `name` exists in `dir`; nullopt when the directory is not tracked.
   std::optional<bool> contains(uint64_t dir, const std::string& name) const;
-  void added(uint64_t dir, const std::string& name);
+  // The inode `name` in `dir` refers to; nullopt when the directory is not tracked, the
+  // name is absent, or its inode was not learned (added with ino 0).
+  std::optional<uint64_t> ino_of(uint64_t dir, const std::string& name) const;
+  void added(uint64_t dir, const std::string& name, uint64_t ino = 0);
   void removed(uint64_t dir, const std::string& name);
   // Stops tracking `dir` (removed, forgotten by the kernel, or its state uncertain).
   void forget(uint64_t dir);
@@ -35,7 +38,7 @@ class DirCache {
  private:
   size_t max_names_;
   size_t names_ = 0;
-  std::unordered_map<uint64_t, std::unordered_set<std::string>> dirs_;
+  std::unordered_map<uint64_t, std::unordered_map<std::string, uint64_t>> dirs_;
 };
 
 }  // namespace dfs::client

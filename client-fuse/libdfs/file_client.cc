@@ -276,6 +276,9 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
                                                          uint32_t flags) {
   DFS_CO_TRY_STATUS(check_name(name));
   DFS_CO_TRY_STATUS(check_name(new_name));
+  if (auto deferred = defer_rename(creds, parent, name, new_parent, new_name, flags)) {
+    co_return std::move(*deferred);
+  }
   proto::RenameRequest request;
   request.set_parent(parent);
   request.set_name(name);
@@ -291,8 +294,10 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
   }
   proto::RenameReply reply = std::move(*renamed);
   if (!(flags & kRenameExchange)) {  // an exchange keeps both names
+    // The op lists the moved inode first among the changed ones.
+    uint64_t moved = reply.changed_size() > 0 ? reply.changed(0).ino() : 0;
     dirs_.removed(parent, name);
-    dirs_.added(new_parent, new_name);
+    dirs_.added(new_parent, new_name, moved);
   }
   if (reply.did_replace() && S_ISDIR(reply.replaced().mode())) dirs_.forget(reply.replaced().ino());
   for (const auto& other : reply.changed()) learn(other);  // the moved inode, the parents

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +39,9 @@ struct FileClientOptions {
   // attributes from what it knows, and lets closed files linger. Off: every such
   // question goes to the MDS (for tests that mount the file system twice).
   bool exclusive = true;
+  // In exclusive mode, answer creates and renames whose outcome this client can compute
+  // itself and send them later, in order, with the deferred attribute changes.
+  bool defer_namespace = true;
 };
 
 // Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
@@ -240,10 +244,38 @@ class FileClient {
   // or after a short delay. Errors reach the next fsync / sync, like writeback errors.
   std::optional<proto::Inode> defer_setattr(const Creds& creds, Ino ino, const SetAttrArgs& args);
   std::vector<MdsSession::Deferred> take_deferred();
+  // The queued attribute changes as requests, each inode's merged into one.
+  std::vector<MdsSession::Deferred> take_attr_changes();
+  void schedule_deferred_flush();
   void on_deferred_reply(Ino ino, Result<rpc::Frame> reply);
   awaitable<void> flush_deferred_soon();
   // The first error of a deferred change since the last call (sync_metadata reports it).
   Status take_deferred_error();
+  // Deferred namespace changes (deferred_namespace.cc). In exclusive mode a create or a
+  // rename (not of a directory, not replacing anything) in directories this client
+  // created, so that it knows every name in them, on inodes it knows exactly, is
+  // answered with the MDS's own op's outcome (predict_entry) and sent later, in order
+  // with the attribute changes; a create takes its inode number from a range the MDS
+  // delegated. nullopt: not deferrable, do it synchronously.
+  awaitable<std::optional<OpenFile>> defer_create(const Creds& creds, Ino parent,
+                                                  const std::string& name, uint32_t mode,
+                                                  int flags);
+  std::optional<proto::RenameReply> defer_rename(const Creds& creds, Ino parent,
+                                                 const std::string& name, Ino new_parent,
+                                                 const std::string& new_name, uint32_t flags);
+  // Moves the queued attribute changes into the ordered queue, so that a change made
+  // after the op deferred next is not merged into a request that goes ahead of it.
+  void seal_attr_changes();
+  // A directory whose inode we know exactly.
+  bool known_dir(Ino ino) const;
+  // Makes a predicted inode what we know, also over a pending change's coming reply.
+  void adopt_prediction(const proto::Inode& inode);
+  // A deferred namespace change failed at the MDS: what we predicted about `dirs` and
+  // `inodes` is no longer trusted, and the next sync reports the error.
+  void deferred_op_failed(const Error& error, std::initializer_list<Ino> dirs,
+                          std::initializer_list<Ino> inodes);
+  // A fresh inode number from the delegated range, fetching a new range when empty.
+  awaitable<Result<Ino>> delegated_ino(const Creds& creds);
 
   // Runs tasks with at most max_parallel_objects in flight.
   template <class T>
@@ -271,6 +303,12 @@ class FileClient {
   // Learned inodes with a pending prediction keep it until the MDS has applied it.
   std::unordered_map<Ino, PendingAttrs> pending_attrs_;
   std::deque<Ino> attr_queue_;  // the inodes with queued changes, in order
+  // Deferred changes already made requests (namespace changes, sealed attribute
+  // changes), in the order they must reach the MDS; the queued attribute changes follow.
+  std::deque<MdsSession::Deferred> deferred_ops_;
+  Ino delegated_next_ = 0;  // the delegated inode numbers not yet used: [next, end)
+  Ino delegated_end_ = 0;
+  bool mds_delegates_inos_ = true;  // false: the MDS does not know kMdsAllocInos
   std::optional<Error> deferred_error_;
   bool deferred_flush_scheduled_ = false;
   std::shared_ptr<asio::steady_timer> deferred_timer_;
@@ -302,7 +340,11 @@ void FileClient::after_add(Ino parent, const std::string& name, const Result<T>&
     dirs_.forget(parent);  // whatever happened there, we no longer know
     return;
   }
-  dirs_.added(parent, name);
+  if constexpr (std::is_same_v<T, proto::Inode>) {
+    dirs_.added(parent, name, result->ino());
+  } else {
+    dirs_.added(parent, name, result->inode().ino());
+  }
 }
 
 template <class Req>

@@ -118,6 +118,9 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
 awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::string name,
                                                uint32_t mode, int flags) {
   DFS_CO_TRY_STATUS(check_name(name));
+  if (auto deferred = co_await defer_create(creds, parent, name, mode, flags)) {
+    co_return std::move(*deferred);
+  }
   proto::MknodRequest request;
   request.set_parent(parent);
   request.set_name(name);

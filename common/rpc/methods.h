@@ -48,6 +48,7 @@ enum Method : uint32_t {
   kMdsSync = 321,   // wait until every applied mutation is durable
   kMdsBatch = 322,  // several requests, handled in order
   kMdsRaftStatus = 323,  // a replica's Raft state (MonRaftStatus), from standbys too
+  kMdsAllocInos = 324,   // delegate a range of inode numbers to a client
 
   kRaftMessage = 400,  // one-way raft peer message; the body names the group
 };

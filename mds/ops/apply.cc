@@ -46,14 +46,17 @@ Result<std::string> dispatch(OpContext& ctx, const proto::MdsLogEntry& e) {
       return apply_forget_session(ctx, e.forget_session());
     case E::kFormat:
       return apply_format(ctx, e.format());
+    case E::kAllocInos:
+      return apply_alloc_inos(ctx, e.alloc_inos());
     case E::OP_NOT_SET:
       break;
   }
   return make_error(ErrorCode::kInvalidArgument, "log entry without an op");
 }
 
-// The header of the client request inside the entry, if any.
-const proto::MdsRequestHeader* header_of(const proto::MdsLogEntry& e) {
+}  // namespace
+
+const proto::MdsRequestHeader* request_header(const proto::MdsLogEntry& e) {
   using E = proto::MdsLogEntry;
   switch (e.op_case()) {
     case E::kSetattr:
@@ -82,16 +85,20 @@ const proto::MdsRequestHeader* header_of(const proto::MdsLogEntry& e) {
       return &e.uninline().header();
     case E::kCommitWrite:
       return &e.commit_write().header();
+    case E::kAllocInos:
+      return &e.alloc_inos().header();
     default:
       return nullptr;
   }
 }
 
+namespace {
+
 // Remembers the reply under the request id, so that a resend reaching a restarted
 // MDS (or, later, a new leader) gets it instead of a second execution; the client's
 // request kRememberedRequests before is forgotten.
 void remember_reply(MetaWriter& w, const proto::MdsLogEntry& e, const std::string& reply) {
-  const auto* h = header_of(e);
+  const auto* h = request_header(e);
   if (!h || h->reqid().seq() == 0 || h->reqid().client().empty()) return;
   const auto& client = h->reqid().client();
   uint64_t seq = h->reqid().seq();

@@ -22,7 +22,7 @@ Status write_initial_state(MetaWriter& w, const FsSettings& fs, const proto::Tim
   root.set_version(1);
   w.put_inode(root);
   w.set_counter(kFormatVersion, 1);
-  w.set_counter(kNextIno, (uint64_t(fs.rank) << kRankShift) | 2);
+  w.set_counter(kNextIno, first_ino_of_rank(fs.rank));
   w.set_counter(kInodeCount, 1);
   w.set_counter(kLogIndex, 0);
   return ok_status();

@@ -70,7 +70,9 @@ Status link_new(OpContext& ctx, proto::Inode& parent, const proto::Inode& inode,
   ctx.w.put_inode(parent);
   ctx.w.put_inode(inode);
   DFS_TRY_STATUS(ctx.w.add_to_counter(kInodeCount, 1));
-  ctx.w.set_counter(kNextIno, inode.ino() + 1);
+  // A client's number from its delegated range lies below the counter: never lower it.
+  uint64_t next = DFS_TRY(read_counter(ctx.kv(), kNextIno));
+  if (inode.ino() + 1 > next) ctx.w.set_counter(kNextIno, inode.ino() + 1);
   return ok_status();
 }
 

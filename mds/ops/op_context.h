@@ -67,6 +67,7 @@ Result<std::string> apply_uninline(OpContext& ctx, const proto::UninlineRequest&
 Result<std::string> apply_commit_write(OpContext& ctx, const proto::CommitWriteRequest& req);
 Result<std::string> apply_forget_session(OpContext& ctx, const proto::ForgetSession& req);
 Result<std::string> apply_format(OpContext& ctx, const proto::FormatFs& req);
+Result<std::string> apply_alloc_inos(OpContext& ctx, const proto::AllocInosRequest& req);
 
 // Replies of a client's last this many requests are kept in the store ('R' keys).
 inline constexpr uint64_t kRememberedRequests = 1024;
@@ -77,5 +78,11 @@ Status format_meta_store(MetaStore& store, const FsSettings& fs, const proto::Ti
 
 // Whether the entry allocates an inode number (the leader fills entry.new_ino).
 bool entry_allocates_ino(const proto::MdsLogEntry& entry);
+
+// The header of the client request inside the entry, if any.
+const proto::MdsRequestHeader* request_header(const proto::MdsLogEntry& entry);
+
+// The lowest inode number a rank hands out (1 is the root).
+inline uint64_t first_ino_of_rank(uint32_t rank) { return (uint64_t(rank) << kRankShift) | 2; }
 
 }  // namespace dfs::mds

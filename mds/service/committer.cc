@@ -195,12 +195,33 @@ awaitable<Status> Committer::wait_durable() {
 Status Committer::decide(Pending& p, GroupTxn& txn, uint64_t index) {
   auto& e = p.entry;
   e.set_index(index);
-  *e.mutable_now() = now_();
+  const proto::MdsRequestHeader* header = request_header(e);
+  // A client that answered the request itself said which time it predicted with.
+  *e.mutable_now() = header && header->has_client_time() ? header->client_time() : now_();
   if (entry_allocates_ino(e)) {
     uint64_t next = DFS_TRY(read_counter(txn, kNextIno));
-    uint64_t floor = (uint64_t(fs_.rank) << kRankShift) | 2;  // 1 is the root
-    e.set_new_ino(std::max(next, floor));
+    uint64_t floor = first_ino_of_rank(fs_.rank);
+    if (header && header->want_ino() != 0) {
+      DFS_TRY_STATUS(check_wanted_ino(txn, header->want_ino(), floor, next));
+      e.set_new_ino(header->want_ino());
+    } else {
+      e.set_new_ino(std::max(next, floor));
+    }
     if (e.has_mknod() && !e.has_layout()) *e.mutable_layout() = fs_.default_layout;
+  }
+  return ok_status();
+}
+
+Status Committer::check_wanted_ino(GroupTxn& txn, uint64_t want, uint64_t floor, uint64_t next) {
+  // Numbers below the counter were handed out (to this client, by kMdsAllocInos, or
+  // used by the MDS itself); one in use must not be taken again.
+  if (want < floor || want >= next) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "inode number " + std::to_string(want) + " was not handed out");
+  }
+  if (DFS_TRY(txn.get(inode_key(want)))) {
+    return make_error(ErrorCode::kAlreadyExists,
+                      "inode number " + std::to_string(want) + " is in use");
   }
   return ok_status();
 }

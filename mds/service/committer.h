@@ -128,6 +128,9 @@ class Committer {
   // apply_group, then writes the group (without sync). Returns the write status.
   Status process(Group& group, uint64_t first_index);
   Status decide(Pending& p, GroupTxn& txn, uint64_t index);
+  // A client's wanted inode number (MdsRequestHeader.want_ino) must have been handed
+  // out (below the counter `next`) and be free. Errors: kInvalidArgument, kAlreadyExists.
+  static Status check_wanted_ino(GroupTxn& txn, uint64_t want, uint64_t floor, uint64_t next);
 
   asio::any_io_executor io_;
   asio::thread_pool& pool_;

@@ -18,7 +18,7 @@ constexpr uint32_t kMdsMethods[] = {
     rpc::kMdsRename,      rpc::kMdsReaddir,     rpc::kMdsGetXattr, rpc::kMdsSetXattr,
     rpc::kMdsListXattr,   rpc::kMdsRemoveXattr, rpc::kMdsOpen,     rpc::kMdsRelease,
     rpc::kMdsWriteInline, rpc::kMdsCommitWrite, rpc::kMdsUninline, rpc::kMdsStatFs,
-    rpc::kMdsReadlink,    rpc::kMdsSync,        rpc::kMdsBatch,
+    rpc::kMdsReadlink,    rpc::kMdsSync,        rpc::kMdsBatch,    rpc::kMdsAllocInos,
 };
 
 uint64_t random_instance() {
@@ -293,7 +293,8 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
       method == rpc::kMdsLink || method == rpc::kMdsUnlink || method == rpc::kMdsRename ||
       method == rpc::kMdsSetXattr || method == rpc::kMdsRemoveXattr || method == rpc::kMdsOpen ||
       method == rpc::kMdsRelease || method == rpc::kMdsWriteInline ||
-      method == rpc::kMdsCommitWrite || method == rpc::kMdsUninline;
+      method == rpc::kMdsCommitWrite || method == rpc::kMdsUninline ||
+      method == rpc::kMdsAllocInos;
   if (!mutating || seq == 0)
     co_return co_await dispatch(method, std::move(body), std::move(client));
   bool fresh = false;
@@ -314,13 +315,31 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
 
 namespace {
 
-// A setattr without a size change goes straight to the committer's queue when its
-// handler starts, with nothing awaited before (handle() -> on_setattr -> submit).
+// Whether a batch item goes straight to the committer's queue when its handler starts,
+// with nothing awaited before (handle() -> dispatch -> submit): a setattr without a
+// size change and the ops that only log an entry. A client's deferred changes (setattrs,
+// creates, renames) are such items.
 bool queues_at_once(const proto::BatchItem& item) {
-  if (item.method() != rpc::kMdsSetAttr) return false;
-  proto::SetAttrRequest req;
-  constexpr uint32_t kSetSize = 8;
-  return req.ParseFromString(item.body()) && !(req.valid() & kSetSize);
+  switch (item.method()) {
+    case rpc::kMdsSetAttr: {
+      proto::SetAttrRequest req;
+      constexpr uint32_t kSetSize = 8;
+      return req.ParseFromString(item.body()) && !(req.valid() & kSetSize);
+    }
+    case rpc::kMdsMknod:
+    case rpc::kMdsSymlink:
+    case rpc::kMdsLink:
+    case rpc::kMdsUnlink:
+    case rpc::kMdsRename:
+    case rpc::kMdsSetXattr:
+    case rpc::kMdsRemoveXattr:
+    case rpc::kMdsWriteInline:
+    case rpc::kMdsCommitWrite:
+    case rpc::kMdsAllocInos:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -334,9 +353,9 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
                            "a batch item cannot be a session or a batch");
     }
   }
-  // Items apply in order. A client's deferred attribute changes (setattrs that queue
-  // at the committer at once) start together, in order, so they commit as one group;
-  // the item after them starts once they are applied (a read must see them).
+  // Items apply in order. A client's deferred changes (items that queue at the
+  // committer at once) start together, in order, so they commit as one group; the item
+  // after them starts once they are applied (a read must see them).
   int together = 0;
   while (together < n && queues_at_once(batch.items(together))) ++together;
   std::vector<Reply> results;
@@ -461,6 +480,8 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
       DFS_MDS_LOG(write_inline, WriteInlineRequest)
     case rpc::kMdsCommitWrite:
       DFS_MDS_LOG(commit_write, CommitWriteRequest)
+    case rpc::kMdsAllocInos:
+      DFS_MDS_LOG(alloc_inos, AllocInosRequest)
     default:
       break;
   }

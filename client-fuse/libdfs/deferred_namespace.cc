@@ -1,0 +1,193 @@
+// Deferred namespace changes: rsync creates every file under a temporary name and
+// renames it into place, and tar creates files one after the other; each create and
+// rename waiting for the MDS cost a round trip per file. In exclusive mode, in a
+// directory this client created, it knows every name (DirCache) and the directory's
+// inode exactly, so the outcome of a create there, or of a rename of a non-directory
+// between two such directories onto a free name, is a pure function of what it knows:
+// it computes it with the MDS's own op (predict_entry), answers the kernel at once, and
+// sends the request later, in order with the deferred attribute changes, ahead of the
+// next MDS call (MdsSession batches) or after a short delay. The request states the
+// inode number (from a range the MDS delegated, kMdsAllocInos) and the time the
+// prediction used, so the MDS reaches exactly the predicted state. A deferred change
+// the MDS refuses (it cannot happen but for things the client cannot see, like a full
+// name hash bucket or a lost inode range) is logged and reported by the next fsync or
+// sync, and what the client predicted about the directories involved is dropped.
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include "client-fuse/libdfs/attr_predict.h"
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/libdfs/file_state.h"
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+namespace {
+
+// Inode numbers fetched per kMdsAllocInos: one round trip per this many creates.
+constexpr uint32_t kDelegatedInos = 4096;
+
+}  // namespace
+
+awaitable<Result<Ino>> FileClient::delegated_ino(const Creds& creds) {
+  if (delegated_next_ == delegated_end_) {
+    proto::AllocInosRequest request;
+    request.set_count(kDelegatedInos);
+    auto range = co_await mds_.call<proto::AllocInosReply>(rpc::kMdsAllocInos, std::move(request),
+                                                           creds, true);
+    if (!range) {
+      if (range.error().code() == ErrorCode::kUnknownMethod) mds_delegates_inos_ = false;
+      co_return unexpected(std::move(range).error());
+    }
+    // Another create may have fetched a range meanwhile: the newer one wins, the other
+    // numbers are simply never used.
+    delegated_next_ = range->first();
+    delegated_end_ = range->first() + range->count();
+  }
+  co_return delegated_next_++;
+}
+
+bool FileClient::known_dir(Ino ino) const {
+  const Known* k = known(ino);
+  return k && k->exact && S_ISDIR(k->inode.mode());
+}
+
+void FileClient::adopt_prediction(const proto::Inode& inode) {
+  Known& k = known_[inode.ino()];
+  k.inode = inode;
+  k.inode.clear_inline_data();
+  k.exact = true;
+  // A pending attribute change's reply comes before this change's: it must not
+  // replace the prediction when it settles.
+  if (auto p = pending_attrs_.find(inode.ino()); p != pending_attrs_.end()) {
+    p->second.newer = k.inode;
+  }
+}
+
+void FileClient::deferred_op_failed(const Error& error, std::initializer_list<Ino> dirs,
+                                    std::initializer_list<Ino> inodes) {
+  spdlog::warn("deferred namespace change failed at the MDS: {}", error.to_string());
+  if (!deferred_error_) deferred_error_ = error;
+  for (Ino dir : dirs) {
+    dirs_.forget(dir);
+    if (auto k = known_.find(dir); k != known_.end()) k->second.exact = false;
+  }
+  for (Ino ino : inodes) {
+    if (auto k = known_.find(ino); k != known_.end()) k->second.exact = false;
+  }
+}
+
+awaitable<std::optional<OpenFile>> FileClient::defer_create(const Creds& creds, Ino parent,
+                                                            const std::string& name,
+                                                            uint32_t mode, int flags) {
+  if (!options_.exclusive || !options_.defer_namespace || !mds_delegates_inos_ || stopping_) {
+    co_return std::nullopt;
+  }
+  if (!known_dir(parent) || dirs_.contains(parent, name) != false) co_return std::nullopt;
+  auto ino = co_await delegated_ino(creds);
+  if (!ino) {
+    spdlog::debug("no delegated inode number, creating synchronously: {}",
+                  ino.error().to_string());
+    co_return std::nullopt;
+  }
+  // The wait for a range let other requests run: look again.
+  if (!known_dir(parent) || dirs_.contains(parent, name) != false) co_return std::nullopt;
+  const Known* dir = known(parent);
+
+  proto::Timespec now = now_timespec();
+  proto::MknodRequest request;
+  request.set_parent(parent);
+  request.set_name(name);
+  request.set_mode(S_IFREG | (mode & 07777));
+  request.set_exclusive((flags & O_EXCL) != 0);
+  request.set_open(true);
+  auto* header = request.mutable_header();
+  creds.to_proto(header->mutable_creds());
+  header->set_want_ino(*ino);
+  *header->mutable_client_time() = now;
+
+  proto::MdsLogEntry entry;
+  *entry.mutable_mknod() = request;
+  *entry.mutable_now() = now;
+  entry.set_new_ino(*ino);
+  entry.set_index(1);
+  *entry.mutable_layout() = mds_.session().default_layout();
+  auto body = predict_entry(entry, {dir->inode}, {});
+  proto::MknodReply made;
+  if (!body || !made.ParseFromString(*body) || !made.created()) {
+    co_return std::nullopt;  // the MDS gives its own error
+  }
+
+  seal_attr_changes();
+  deferred_ops_.push_back(mds_.deferred(
+      rpc::kMdsMknod, std::move(request), creds, [this, parent, ino = *ino](Result<rpc::Frame> r) {
+        auto reply = r ? rpc::parse_body<proto::MknodReply>(r->body)
+                       : Result<proto::MknodReply>(std::move(r).error());
+        if (!reply) return deferred_op_failed(reply.error(), {parent}, {ino});
+        learn_reply(*reply);
+      }));
+  schedule_deferred_flush();
+  for (const auto& other : made.changed()) adopt_prediction(other);
+  adopt_prediction(made.inode());
+  dirs_.added(parent, name, *ino);
+  OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
+  file.created = true;
+  co_return file;
+}
+
+std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, Ino parent,
+                                                           const std::string& name,
+                                                           Ino new_parent,
+                                                           const std::string& new_name,
+                                                           uint32_t flags) {
+  if (!options_.exclusive || !options_.defer_namespace || stopping_) return std::nullopt;
+  if ((flags & ~kRenameNoReplace) != 0 || (parent == new_parent && name == new_name)) {
+    return std::nullopt;
+  }
+  const Known* from = known(parent);
+  const Known* to = known(new_parent);
+  auto moved_ino = dirs_.ino_of(parent, name);
+  if (!known_dir(parent) || !known_dir(new_parent) || !moved_ino) return std::nullopt;
+  if (dirs_.contains(new_parent, new_name) != false) return std::nullopt;  // replaces: the MDS
+  const Known* moved = known(*moved_ino);
+  if (!moved || !moved->exact || S_ISDIR(moved->inode.mode())) return std::nullopt;
+
+  proto::Timespec now = now_timespec();
+  proto::RenameRequest request;
+  request.set_parent(parent);
+  request.set_name(name);
+  request.set_new_parent(new_parent);
+  request.set_new_name(new_name);
+  request.set_flags(flags);
+  auto* header = request.mutable_header();
+  creds.to_proto(header->mutable_creds());
+  *header->mutable_client_time() = now;
+
+  proto::MdsLogEntry entry;
+  *entry.mutable_rename() = request;
+  *entry.mutable_now() = now;
+  entry.set_index(1);
+  std::vector<proto::Inode> inodes{from->inode, moved->inode};
+  if (new_parent != parent) inodes.push_back(to->inode);
+  auto body = predict_entry(entry, inodes,
+                            {SeedName{parent, name, *moved_ino, moved->inode.mode()}});
+  proto::RenameReply reply;
+  if (!body || !reply.ParseFromString(*body) || reply.did_replace()) return std::nullopt;
+
+  seal_attr_changes();
+  Ino ino = *moved_ino;
+  deferred_ops_.push_back(mds_.deferred(
+      rpc::kMdsRename, std::move(request), creds,
+      [this, parent, new_parent, ino](Result<rpc::Frame> r) {
+        auto renamed = r ? rpc::parse_body<proto::RenameReply>(r->body)
+                         : Result<proto::RenameReply>(std::move(r).error());
+        if (!renamed) return deferred_op_failed(renamed.error(), {parent, new_parent}, {ino});
+        for (const auto& other : renamed->changed()) learn(other);
+      }));
+  schedule_deferred_flush();
+  for (const auto& other : reply.changed()) adopt_prediction(other);
+  dirs_.removed(parent, name);
+  dirs_.added(new_parent, new_name, ino);
+  return reply;
+}
+
+}  // namespace dfs::client

@@ -1,0 +1,219 @@
+// The client's deferred creates and renames rest on one claim, checked here against the
+// real MDS: predict_entry, run on what the client knows (the directory inodes, the
+// moved inode and its name), gives what the MDS gives for the same request with the
+// same inode number and time. And the MDS takes a client's inode number only from a
+// range it delegated and only while free.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include "client-fuse/libdfs/attr_predict.h"
+#include "mds_harness.h"
+
+namespace dfs::mds::test {
+namespace {
+
+proto::Timespec at(int64_t sec, uint32_t nsec) {
+  proto::Timespec t;
+  t.set_sec(sec);
+  t.set_nsec(nsec);
+  return t;
+}
+
+Result<proto::AllocInosReply> alloc(MdsHarness& h, uint32_t count) {
+  proto::AllocInosRequest req;
+  *req.mutable_header() = h.header();
+  req.set_count(count);
+  return h.call<proto::AllocInosReply>(rpc::kMdsAllocInos, req);
+}
+
+proto::MknodRequest create_request(MdsHarness& h, uint64_t parent, const std::string& name,
+                                   uint64_t want_ino, const proto::Timespec& now) {
+  proto::MknodRequest req;
+  *req.mutable_header() = h.header();
+  req.mutable_header()->set_want_ino(want_ino);
+  *req.mutable_header()->mutable_client_time() = now;
+  req.set_parent(parent);
+  req.set_name(name);
+  req.set_mode(S_IFREG | 0640);
+  req.set_exclusive(true);
+  req.set_open(true);
+  return req;
+}
+
+void check_same_inode(const proto::Inode& a, const proto::Inode& b) {
+  INFO("predicted: ", a.ShortDebugString());
+  INFO("the MDS's: ", b.ShortDebugString());
+  CHECK(a.SerializeAsString() == b.SerializeAsString());
+}
+
+TEST_CASE("mds/deferred namespace: a predicted create is what the MDS makes of it") {
+  MdsHarness h;
+  h.creds.set_umask(022);
+  auto dir = h.mkdir(kRootIno, "d", 02775);  // setgid: the new file takes its group
+  DFS_REQUIRE_OK(dir);
+  DFS_REQUIRE_OK(h.chown(dir->ino(), 0, 44));
+  DFS_REQUIRE_OK(h.setxattr(dir->ino(), "dfs.layout", "object_size=1048576"));
+  auto known_dir = h.getattr(dir->ino());
+  DFS_REQUIRE_OK(known_dir);
+  auto range = alloc(h, 16);
+  DFS_REQUIRE_OK(range);
+  CHECK(range->count() == 16);
+
+  uint64_t ino = range->first() + 3;
+  auto now = at(1700000000, 123456789);
+  auto req = create_request(h, dir->ino(), "f", ino, now);
+  proto::MdsLogEntry entry;
+  *entry.mutable_mknod() = req;
+  *entry.mutable_now() = now;
+  entry.set_new_ino(ino);
+  entry.set_index(1);
+  *entry.mutable_layout() = h.service().committer().fs().default_layout;
+  auto body = client::predict_entry(entry, {*known_dir}, {});
+  DFS_REQUIRE_OK(body);
+  proto::MknodReply predicted;
+  REQUIRE(predicted.ParseFromString(*body));
+
+  auto made = h.call<proto::MknodReply>(rpc::kMdsMknod, req);
+  DFS_REQUIRE_OK(made);
+  CHECK(made->inode().ino() == ino);
+  CHECK(made->inode().gid() == 44);
+  check_same_inode(predicted.inode(), made->inode());
+  REQUIRE(predicted.changed_size() == 1);
+  REQUIRE(made->changed_size() == 1);
+  check_same_inode(predicted.changed(0), made->changed(0));
+  auto stored = h.getattr(ino);
+  DFS_REQUIRE_OK(stored);
+  CHECK(stored->mtime().nsec() == 123456789u);
+
+  SUBCASE("the MDS's own numbering goes on past the delegated range") {
+    auto other = h.create(kRootIno, "g");
+    DFS_REQUIRE_OK(other);
+    CHECK(other->ino() >= range->first() + range->count());
+  }
+}
+
+TEST_CASE("mds/deferred namespace: a wanted inode number must be delegated and free") {
+  MdsHarness h;
+  auto range = alloc(h, 4);
+  DFS_REQUIRE_OK(range);
+  auto now = at(1700000000, 1);
+
+  auto beyond = h.call<proto::MknodReply>(
+      rpc::kMdsMknod, create_request(h, kRootIno, "a", range->first() + 4, now));
+  REQUIRE_FALSE(beyond);
+  CHECK(beyond.error().code() == ErrorCode::kInvalidArgument);
+
+  DFS_REQUIRE_OK(h.call<proto::MknodReply>(rpc::kMdsMknod,
+                                           create_request(h, kRootIno, "b", range->first(), now)));
+  auto again = h.call<proto::MknodReply>(rpc::kMdsMknod,
+                                         create_request(h, kRootIno, "c", range->first(), now));
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code() == ErrorCode::kAlreadyExists);
+  CHECK_FALSE(h.lookup(kRootIno, "c"));
+
+  auto zero = alloc(h, 0);
+  REQUIRE_FALSE(zero);
+  CHECK(zero.error().code() == ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("mds/deferred namespace: a predicted rename is what the MDS makes of it") {
+  MdsHarness h;
+  auto from = h.mkdir(kRootIno, "from");
+  auto to = h.mkdir(kRootIno, "to");
+  DFS_REQUIRE_OK(from);
+  DFS_REQUIRE_OK(to);
+  auto file = h.create(from->ino(), ".f.XXXX");
+  DFS_REQUIRE_OK(file);
+  DFS_REQUIRE_OK(h.create(to->ino(), "neighbour"));  // the target holds other names
+
+  // First in place (".f.XXXX" -> "f", as rsync does), then across directories.
+  for (bool across : {false, true}) {
+    CAPTURE(across);
+    uint64_t target = across ? to->ino() : from->ino();
+    std::string name = across ? "f" : ".f.XXXX";
+    std::string new_name = "f";
+    auto src_dir = h.getattr(from->ino());
+    auto dst_dir = h.getattr(to->ino());
+    auto moved = h.getattr(file->ino());
+    DFS_REQUIRE_OK(src_dir);
+    DFS_REQUIRE_OK(dst_dir);
+    DFS_REQUIRE_OK(moved);
+
+    auto now = at(1700000100 + across, 42);
+    proto::RenameRequest req;
+    *req.mutable_header() = h.header();
+    *req.mutable_header()->mutable_client_time() = now;
+    req.set_parent(from->ino());
+    req.set_name(name);
+    req.set_new_parent(target);
+    req.set_new_name(new_name);
+    proto::MdsLogEntry entry;
+    *entry.mutable_rename() = req;
+    *entry.mutable_now() = now;
+    entry.set_index(1);
+    std::vector<proto::Inode> inodes{*src_dir, *moved};
+    if (across) inodes.push_back(*dst_dir);
+    auto body = client::predict_entry(entry, inodes,
+                                      {client::SeedName{from->ino(), name, file->ino(), S_IFREG}});
+    DFS_REQUIRE_OK(body);
+    proto::RenameReply predicted;
+    REQUIRE(predicted.ParseFromString(*body));
+
+    auto renamed = h.call<proto::RenameReply>(rpc::kMdsRename, req);
+    DFS_REQUIRE_OK(renamed);
+    REQUIRE(predicted.changed_size() == renamed->changed_size());
+    for (int i = 0; i < predicted.changed_size(); ++i) {
+      check_same_inode(predicted.changed(i), renamed->changed(i));
+    }
+    CHECK_FALSE(renamed->did_replace());
+  }
+  auto found = h.lookup(to->ino(), "f");
+  DFS_REQUIRE_OK(found);
+  CHECK(found->ino() == file->ino());
+}
+
+TEST_CASE("mds/deferred namespace: a batch of deferred changes applies in order as one group") {
+  MdsHarness h;
+  auto dir = h.mkdir(kRootIno, "d");
+  DFS_REQUIRE_OK(dir);
+  auto range = alloc(h, 8);
+  DFS_REQUIRE_OK(range);
+  auto now = at(1700000200, 7);
+  uint64_t groups_before = h.service().committer().stats().groups;
+
+  proto::BatchRequest batch;
+  auto add = [&](uint32_t method, const google::protobuf::Message& m) {
+    auto* item = batch.add_items();
+    item->set_method(method);
+    item->set_body(m.SerializeAsString());
+  };
+  add(rpc::kMdsMknod, create_request(h, dir->ino(), ".t.1", range->first(), now));
+  proto::SetAttrRequest chmod;
+  *chmod.mutable_header() = h.header();
+  chmod.set_ino(range->first());
+  chmod.set_valid(1 | 1024);  // mode, ctime
+  chmod.set_mode(0600);
+  *chmod.mutable_ctime() = now;
+  add(rpc::kMdsSetAttr, chmod);
+  proto::RenameRequest rename;
+  *rename.mutable_header() = h.header();
+  *rename.mutable_header()->mutable_client_time() = now;
+  rename.set_parent(dir->ino());
+  rename.set_name(".t.1");
+  rename.set_new_parent(dir->ino());
+  rename.set_new_name("t");
+  add(rpc::kMdsRename, rename);
+  auto reply = h.call<proto::BatchReply>(rpc::kMdsBatch, batch);
+  DFS_REQUIRE_OK(reply);
+  REQUIRE(reply->results_size() == 3);
+  for (const auto& r : reply->results()) CHECK_MESSAGE(r.code() == 0, r.message());
+  CHECK(h.service().committer().stats().groups == groups_before + 1);
+  auto t = h.lookup(dir->ino(), "t");
+  DFS_REQUIRE_OK(t);
+  CHECK(t->ino() == range->first());
+  CHECK((t->mode() & 07777) == 0600);
+  CHECK_FALSE(h.lookup(dir->ino(), ".t.1"));
+}
+
+}  // namespace
+}  // namespace dfs::mds::test
