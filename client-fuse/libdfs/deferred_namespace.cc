@@ -2,7 +2,8 @@
 // renames it into place, and tar creates files one after the other; each create and
 // rename waiting for the MDS cost a round trip per file. In exclusive mode, in a
 // directory this client created, it knows every name (DirCache) and the directory's
-// inode exactly, so the outcome of a create there, or of a rename of a non-directory
+// inode exactly, so the outcome of a create there (a file, directory, device, fifo,
+// socket or symlink), or of a rename of a non-directory
 // between two such directories onto a free name, is a pure function of what it knows:
 // it computes it with the MDS's own op (predict_entry), answers the kernel at once, and
 // sends the request later, in order with the deferred attribute changes, ahead of the
@@ -76,9 +77,23 @@ void FileClient::deferred_op_failed(const Error& error, std::initializer_list<In
   }
 }
 
-awaitable<std::optional<OpenFile>> FileClient::defer_create(const Creds& creds, Ino parent,
-                                                            const std::string& name,
-                                                            uint32_t mode, int flags) {
+namespace {
+
+void set_op(proto::MdsLogEntry& entry, const proto::MknodRequest& req) {
+  *entry.mutable_mknod() = req;
+}
+void set_op(proto::MdsLogEntry& entry, const proto::SymlinkRequest& req) {
+  *entry.mutable_symlink() = req;
+}
+
+}  // namespace
+
+template <class Req>
+awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(const Creds& creds,
+                                                                        uint32_t method,
+                                                                        Req request) {
+  Ino parent = request.parent();
+  std::string name = request.name();  // a copy: the request moves into the queue
   if (!options_.exclusive || !options_.defer_namespace || !mds_delegates_inos_ || stopping_) {
     co_return std::nullopt;
   }
@@ -91,47 +106,80 @@ awaitable<std::optional<OpenFile>> FileClient::defer_create(const Creds& creds, 
   }
   // The wait for a range let other requests run: look again.
   if (!known_dir(parent) || dirs_.contains(parent, name) != false) co_return std::nullopt;
-  const Known* dir = known(parent);
 
   proto::Timespec now = now_timespec();
-  proto::MknodRequest request;
-  request.set_parent(parent);
-  request.set_name(name);
-  request.set_mode(S_IFREG | (mode & 07777));
-  request.set_exclusive((flags & O_EXCL) != 0);
-  request.set_open(true);
   auto* header = request.mutable_header();
   creds.to_proto(header->mutable_creds());
   header->set_want_ino(*ino);
   *header->mutable_client_time() = now;
-
   proto::MdsLogEntry entry;
-  *entry.mutable_mknod() = request;
+  set_op(entry, request);
   *entry.mutable_now() = now;
   entry.set_new_ino(*ino);
   entry.set_index(1);
-  *entry.mutable_layout() = mds_.session().default_layout();
-  auto body = predict_entry(entry, {dir->inode}, {});
-  proto::MknodReply made;
+  if (entry.has_mknod()) *entry.mutable_layout() = mds_.session().default_layout();
+  auto body = predict_entry(entry, {known(parent)->inode}, {});
+  proto::MknodReply made;  // SymlinkRequest's reply has the same fields
   if (!body || !made.ParseFromString(*body) || !made.created()) {
     co_return std::nullopt;  // the MDS gives its own error
   }
 
   seal_attr_changes();
   deferred_ops_.push_back(mds_.deferred(
-      rpc::kMdsMknod, std::move(request), creds, [this, parent, ino = *ino](Result<rpc::Frame> r) {
+      method, std::move(request), creds, [this, parent, ino = *ino](Result<rpc::Frame> r) {
         auto reply = r ? rpc::parse_body<proto::MknodReply>(r->body)
                        : Result<proto::MknodReply>(std::move(r).error());
-        if (!reply) return deferred_op_failed(reply.error(), {parent}, {ino});
+        if (!reply) return deferred_op_failed(reply.error(), {parent, ino}, {ino});
         learn_reply(*reply);
       }));
   schedule_deferred_flush();
   for (const auto& other : made.changed()) adopt_prediction(other);
   adopt_prediction(made.inode());
   dirs_.added(parent, name, *ino);
-  OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
+  if (S_ISDIR(made.inode().mode())) dirs_.created(*ino);
+  co_return made;
+}
+
+awaitable<std::optional<OpenFile>> FileClient::defer_create(const Creds& creds, Ino parent,
+                                                            const std::string& name,
+                                                            uint32_t mode, int flags) {
+  proto::MknodRequest request;
+  request.set_parent(parent);
+  request.set_name(name);
+  request.set_mode(S_IFREG | (mode & 07777));
+  request.set_exclusive((flags & O_EXCL) != 0);
+  request.set_open(true);
+  auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, std::move(request));
+  if (!made) co_return std::nullopt;
+  OpenFile file = open_handle(creds, std::move(*made->mutable_inode()), flags, true);
   file.created = true;
   co_return file;
+}
+
+awaitable<std::optional<proto::Inode>> FileClient::defer_mknod(const Creds& creds, Ino parent,
+                                                               const std::string& name,
+                                                               uint32_t mode, uint64_t rdev) {
+  proto::MknodRequest request;
+  request.set_parent(parent);
+  request.set_name(name);
+  request.set_mode(mode);
+  request.set_rdev(rdev);
+  request.set_exclusive(true);
+  auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, std::move(request));
+  if (!made) co_return std::nullopt;
+  co_return std::move(*made->mutable_inode());
+}
+
+awaitable<std::optional<proto::Inode>> FileClient::defer_symlink(const Creds& creds, Ino parent,
+                                                                 const std::string& name,
+                                                                 const std::string& target) {
+  proto::SymlinkRequest request;
+  request.set_parent(parent);
+  request.set_name(name);
+  request.set_target(target);
+  auto made = co_await defer_new_inode(creds, rpc::kMdsSymlink, std::move(request));
+  if (!made) co_return std::nullopt;
+  co_return std::move(*made->mutable_inode());
 }
 
 std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, Ino parent,

@@ -202,6 +202,9 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
 awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::string name,
                                                   uint32_t mode, uint64_t rdev) {
   DFS_CO_TRY_STATUS(check_name(name));
+  if (auto deferred = co_await defer_mknod(creds, parent, name, mode, rdev)) {
+    co_return std::move(*deferred);
+  }
   proto::MknodRequest request;
   request.set_parent(parent);
   request.set_name(name);
@@ -217,6 +220,9 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
 awaitable<Result<proto::Inode>> FileClient::symlink(Creds creds, Ino parent, std::string name,
                                                     std::string target) {
   DFS_CO_TRY_STATUS(check_name(name));
+  if (auto deferred = co_await defer_symlink(creds, parent, name, target)) {
+    co_return std::move(*deferred);
+  }
   proto::SymlinkRequest request;
   request.set_parent(parent);
   request.set_name(name);

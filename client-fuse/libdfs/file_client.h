@@ -260,6 +260,18 @@ class FileClient {
   awaitable<std::optional<OpenFile>> defer_create(const Creds& creds, Ino parent,
                                                   const std::string& name, uint32_t mode,
                                                   int flags);
+  awaitable<std::optional<proto::Inode>> defer_mknod(const Creds& creds, Ino parent,
+                                                     const std::string& name, uint32_t mode,
+                                                     uint64_t rdev);
+  awaitable<std::optional<proto::Inode>> defer_symlink(const Creds& creds, Ino parent,
+                                                       const std::string& name,
+                                                       const std::string& target);
+  // What the three share: `request` (MknodRequest or SymlinkRequest, sent as `method`)
+  // gets a delegated inode number and the time, its outcome is predicted and adopted,
+  // and it is queued. Returns the predicted reply.
+  template <class Req>
+  awaitable<std::optional<proto::MknodReply>> defer_new_inode(const Creds& creds, uint32_t method,
+                                                              Req request);
   std::optional<proto::RenameReply> defer_rename(const Creds& creds, Ino parent,
                                                  const std::string& name, Ino new_parent,
                                                  const std::string& new_name, uint32_t flags);

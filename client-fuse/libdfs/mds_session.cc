@@ -2,11 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "common/rpc/methods.h"
 
 namespace dfs::client {
 
-MdsSession::MdsSession(ObjectClient& objects) : objects_(objects) {
+MdsSession::MdsSession(ObjectClient& objects)
+    : objects_(objects), deferred_answered_(objects.executor()) {
+  deferred_answered_.expires_at(asio::steady_timer::time_point::max());
   // The subscriber outlives us (it belongs to `objects`): the listener checks we live.
   std::weak_ptr<bool> alive = alive_;
   objects_.maps().add_listener([this, alive](const ClusterMap&) {
@@ -48,7 +52,11 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   session_ = std::move(reply);
   session_conn_ = conn;
   session_addr_ = addr;
-  if (restarted && on_new_instance_) co_await on_new_instance_();
+  if (restarted && on_new_instance_) {
+    reopening_ = true;
+    co_await on_new_instance_();
+    reopening_ = false;
+  }
   co_return conn;
 }
 
@@ -76,8 +84,14 @@ std::string MdsSession::stats_summary() const {
   return out;
 }
 
+awaitable<void> MdsSession::wait_for_deferred_batches() {
+  if (reopening_) co_return;
+  while (deferred_in_flight_ > 0) co_await deferred_answered_.async_wait(use_awaitable_tuple);
+}
+
 awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string body) {
   auto started = Clock::now();
+  co_await wait_for_deferred_batches();
   std::vector<Deferred> items;
   if (deferred_source_) items = deferred_source_();
   Result<rpc::Frame> result;
@@ -94,6 +108,7 @@ awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string 
 }
 
 awaitable<void> MdsSession::flush_deferred() {
+  co_await wait_for_deferred_batches();
   std::vector<Deferred> items;
   if (deferred_source_) items = deferred_source_();
   if (items.empty()) co_return;
@@ -113,7 +128,11 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
       out->set_method(items[i].method);
       out->set_body(items[i].body);
     }
+    bool carries_deferred = std::any_of(items.begin() + first, items.begin() + end,
+                                        [](const Deferred& d) { return d.done != nullptr; });
+    if (carries_deferred) ++deferred_in_flight_;
     auto sent = co_await call_with_retries(rpc::kMdsBatch, batch.SerializeAsString());
+    if (carries_deferred && --deferred_in_flight_ == 0) deferred_answered_.cancel();
     Result<proto::BatchReply> reply = sent ? rpc::parse_body<proto::BatchReply>(sent->body)
                                            : Result<proto::BatchReply>(std::move(sent).error());
     if (reply && static_cast<size_t>(reply->results_size()) != end - first) {

@@ -94,6 +94,8 @@ class MdsSession {
     }
   }
   awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
+  // Waits until no batch carrying deferred changes is in flight (see below).
+  awaitable<void> wait_for_deferred_batches();
   // Sends `items` in order as kMdsBatch requests and hands each its result; the result
   // of the item without a `done` (call_raw's own request) is returned.
   awaitable<Result<rpc::Frame>> call_batch(std::vector<Deferred> items);
@@ -113,6 +115,19 @@ class MdsSession {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the map listener
   std::function<awaitable<void>()> on_new_instance_;
   std::function<std::vector<Deferred>()> deferred_source_;
+  // Batches carrying deferred changes that are sent and not yet answered. Every call
+  // waits for them before it takes the next deferred changes and goes out: the MDS
+  // answers a batch once all its items are applied, so it then applies this client's
+  // changes in the order they were made, a read sees every change made before it, and
+  // no reply of a later call reaches the owner while an earlier change is unanswered.
+  // (A read reaching the MDS while a batch's items were still being replicated did not
+  // see them: a just-created name looked up as missing; and a directory's mtime
+  // changed by a later mkdir was answered from a prediction made before it.)
+  int deferred_in_flight_ = 0;
+  asio::steady_timer deferred_answered_;  // cancelled when deferred_in_flight_ drops to 0
+  // Inside on_new_instance_ (re-opening held files before anything else): those calls
+  // must not wait for the batch whose connection attempt runs the hook.
+  bool reopening_ = false;
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
   std::map<uint32_t, MethodStats> stats_;

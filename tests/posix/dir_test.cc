@@ -27,6 +27,21 @@ TEST_CASE_FIXTURE(Scratch, "posix/mkdir: an existing name gives EEXIST") {
   CHECK_FALSE(exists(p("nowhere")));
 }
 
+// A directory's mode change makes the kernel look its name up again: a just-made
+// directory must be found (on dfs its mkdir may still be on its way to the MDS).
+TEST_CASE_FIXTURE(Scratch, "posix/mkdir: a new directory whose mode changed is found again") {
+  for (int i = 0; i < 20; ++i) {
+    std::string d = p("d" + std::to_string(i));
+    REQUIRE_EQ(::mkdir(d.c_str(), 0700), 0);
+    REQUIRE_EQ(::chmod(d.c_str(), 0755), 0);
+    CHECK_EQ(lstat_of(d).st_mode & 07777, 0755);
+    REQUIRE_EQ(::mkdir((d + "/e").c_str(), 0700), 0);
+    REQUIRE_EQ(::symlink("e", (d + "/l").c_str()), 0);
+    write_file(d + "/e/f", "x");
+  }
+  CHECK_EQ(list_dir(p("d7")), std::multiset<std::string>{".", "..", "e", "l"});
+}
+
 TEST_CASE_FIXTURE(Scratch, "posix/mkdir: a missing or non-directory parent fails") {
   write_file(p("f"), "x");
   DFS_CHECK_ERRNO(::mkdir(p("missing/d").c_str(), 0755), ENOENT);

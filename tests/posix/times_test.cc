@@ -301,3 +301,29 @@ TEST_CASE_FIXTURE(Scratch, "posix/times: non-owners may set now only with write 
 }
 
 }  // namespace dfs::posix
+
+namespace dfs::posix {
+
+// rsync's order for a new directory: mkdir, set its times, chmod it through a
+// descriptor, make a subdirectory in it, then stat it to decide whether to set its
+// times again. The stat must show the subdirectory's change (on dfs the first three
+// are answered by the client before the MDS has them).
+TEST_CASE_FIXTURE(Scratch, "posix/times: mkdir in a directory after utimes and chmod moves its mtime") {
+  for (int i = 0; i < 20; ++i) {
+    std::string d = p("d" + std::to_string(i));
+    REQUIRE_EQ(::mkdir(d.c_str(), 0700), 0);
+    set_times(d, kOldSec);
+    int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY);
+    REQUIRE(fd >= 0);
+    REQUIRE_EQ(::fchmod(fd, 0755), 0);
+    ::close(fd);
+    REQUIRE_EQ(::mkdir((d + "/e").c_str(), 0700), 0);
+    Times t = times_of(d);
+    CHECK(near_now(t.mtime));
+    CHECK(near_now(t.ctime));
+    CHECK_EQ(lstat_of(d).st_mode & 07777, 0755);
+    CHECK_EQ(lstat_of(d).st_nlink, 3);
+  }
+}
+
+}  // namespace dfs::posix
