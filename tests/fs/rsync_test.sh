@@ -4,8 +4,9 @@
 # tar -x onto the mount and rm -rf of it work.
 source "$(dirname "$0")/lib.sh"
 scale="${DFS_TREE_SCALE:-0.05}"
+mds="${DFS_TEST_MDS:-3}"  # MDS replicas of rank 0: 3 (dfs-dev's default) or 1
 
-start_cluster
+start_cluster --mds "$mds"
 step "generating a tree (scale $scale)"
 gen_tree "$work/src" "$scale"
 
