@@ -327,6 +327,7 @@ class FileClient {
   DirCache dirs_;  // names of directories we created: negative lookups answered here
   Fh next_fh_ = 1;
   bool stopping_ = false;
+  bool releases_unreachable_ = false;  // shutdown: a release found the MDS gone
   std::shared_ptr<asio::steady_timer> flusher_timer_;
 };
 

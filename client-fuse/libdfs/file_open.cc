@@ -159,11 +159,24 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
 }
 
 awaitable<void> FileClient::send_release(Ino ino, Creds creds) {
+  // Unmounting with the MDS gone (a cluster stopped right after the unmount): every
+  // release would wait op_timeout; the MDS forgets an expired session's opens anyway.
+  if (stopping_ && releases_unreachable_) co_return;
   proto::ReleaseRequest request;
   request.set_ino(ino);
   auto released =
       co_await mds_.call<proto::Empty>(rpc::kMdsRelease, std::move(request), creds, true);
-  if (!released) spdlog::warn("release of inode {:#x}: {}", ino, released.error().to_string());
+  if (released) co_return;
+  if (stopping_ && is_retryable(released.error().code())) {
+    if (!releases_unreachable_) {
+      spdlog::warn("unmounting: the MDS is unreachable ({}); the remaining held files are "
+                   "not released (the MDS forgets them with the session)",
+                   released.error().to_string());
+    }
+    releases_unreachable_ = true;
+    co_return;
+  }
+  spdlog::warn("release of inode {:#x}: {}", ino, released.error().to_string());
 }
 
 awaitable<Status> FileClient::release(Fh fh) {
