@@ -321,11 +321,16 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
   request.set_cookie(cookie);
   request.set_max_entries(max_entries);
   request.set_plus(plus);
+  if (plus && options_.exclusive) request.set_inline_max(options_.readdir_inline_max);
   DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::ReaddirReply>(rpc::kMdsReaddir, std::move(request),
                                                               creds, false));
   if (plus) {
     for (auto& e : *reply.mutable_entries()) {
       if (e.name() == "." || e.name() == "..") continue;
+      if (e.inline_data_included()) {
+        remember_listed_data(e.inode());
+        e.mutable_inode()->clear_inline_data();  // the kernel gets attributes only
+      }
       learn(e.inode());
       overlay(*e.mutable_inode());
     }

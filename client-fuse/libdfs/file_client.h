@@ -42,6 +42,10 @@ struct FileClientOptions {
   // In exclusive mode, answer creates and renames whose outcome this client can compute
   // itself and send them later, in order, with the deferred attribute changes.
   bool defer_namespace = true;
+  // In exclusive mode, directory listings (readdirplus) bring the data of inline files
+  // up to this size, and a read-only open of such a file is answered from it without
+  // asking the MDS (0: off). See file_open.cc, "Opens answered locally".
+  uint32_t readdir_inline_max = 16u << 10;
 };
 
 // Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
@@ -325,6 +329,18 @@ class FileClient {
   bool deferred_flush_scheduled_ = false;
   std::shared_ptr<asio::steady_timer> deferred_timer_;
   DirCache dirs_;  // names of directories we created: negative lookups answered here
+  // Inline files' data from listings, by inode, with the inode version it belongs to;
+  // taken by the first read-only open. Bounded: past kMaxListedBytes it starts over.
+  struct ListedData {
+    uint64_t version = 0;
+    std::string data;
+  };
+  std::unordered_map<Ino, ListedData> listed_data_;
+  size_t listed_bytes_ = 0;
+  void remember_listed_data(const proto::Inode& inode);
+  // A read-only open in exclusive mode of an inline file whose data we hold (a held
+  // state, or a listing's): answered here, nothing for the MDS to count.
+  std::optional<OpenFile> open_locally(const Creds& creds, Ino ino, int flags);
   Fh next_fh_ = 1;
   bool stopping_ = false;
   bool releases_unreachable_ = false;  // shutdown: a release found the MDS gone

@@ -87,7 +87,13 @@ Result<proto::ReaddirReply> op_readdir(const KvReader& kv, const proto::ReaddirR
     if (req.plus()) {
       auto inode = DFS_TRY(find_inode(kv, d.ino));
       if (inode) {
-        inode->clear_inline_data();
+        if (req.inline_max() > 0 && inode->inline_() && inode->size() <= req.inline_max()) {
+          std::string data = DFS_TRY(take_inline_data(kv, *inode));
+          inode->set_inline_data(std::move(data));
+          e.set_inline_data_included(true);
+        } else {
+          inode->clear_inline_data();
+        }
         *e.mutable_inode() = std::move(*inode);
       }
     }

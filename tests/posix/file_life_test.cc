@@ -29,6 +29,25 @@ TEST_CASE_FIXTURE(Scratch, "posix/unlinked: an open file stays readable and writ
   DFS_CHECK_OK(::fsync(fd.get()));
 }
 
+// On dfs a read-only open of a small file that a directory listing brought is answered
+// by the client without the MDS: the file must still read whole after an unlink, and a
+// second descriptor opened for writing must see and keep the same content.
+TEST_CASE_FIXTURE(Scratch, "posix/unlinked: a small file listed, opened read-only, then removed") {
+  std::string small = pattern(3000, 1);
+  REQUIRE_EQ(::mkdir(p("d").c_str(), 0755), 0);
+  write_file(p("d/f"), small, 0644);
+  write_file(p("d/g"), "other", 0644);
+  ::sleep(3);  // past the client's linger of closed files: the listing is what it knows
+  CHECK_EQ(list_dir(p("d")), std::multiset<std::string>{".", "..", "f", "g"});
+  Fd fd = open_ok(p("d/f"), O_RDONLY);
+  Fd rw = open_ok(p("d/g"), O_RDWR);
+  REQUIRE_EQ(::unlink(p("d/f").c_str()), 0);
+  CHECK(pread_str(fd.get(), small.size() + 10, 0) == small);
+  CHECK_EQ(fstat_of(fd.get()).st_size, static_cast<off_t>(small.size()));
+  pwrite_all(rw.get(), "O", 0);
+  CHECK_EQ(read_file(p("d/g")), "Other");
+}
+
 TEST_CASE_FIXTURE(Scratch, "posix/unlinked: survives the close of one of two descriptors") {
   write_file(p("f"), "still here");
   Fd a = open_ok(p("f"), O_RDONLY);

@@ -2,6 +2,7 @@
 // deletes, 100,000 entries created through group commit, hash-bucket collisions.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <random>
 #include <set>
 
@@ -73,6 +74,42 @@ TEST_CASE("mds/readdir: dots, types, plus and paging") {
   auto f = h.lookup(d->ino(), "file");
   DFS_REQUIRE_CODE(h.readdir(f->ino(), 0, 10), ErrorCode::kNotDirectory);
   DFS_REQUIRE_CODE(h.readdir(123456789, 0, 10), ErrorCode::kStale);
+}
+
+TEST_CASE("mds/readdir: plus with inline_max brings small inline files' data") {
+  MdsHarness h;
+  auto dir = h.mkdir(kRootIno, "d");
+  DFS_REQUIRE_OK(dir);
+  auto small = h.create(dir->ino(), "small");
+  auto big = h.create(dir->ino(), "big");
+  auto empty = h.create(dir->ino(), "empty");
+  DFS_REQUIRE_OK(small);
+  DFS_REQUIRE_OK(big);
+  DFS_REQUIRE_OK(empty);
+  DFS_REQUIRE_OK(h.write_inline(small->ino(), 0, "tiny"));
+  DFS_REQUIRE_OK(h.write_inline(big->ino(), 0, std::string(3000, 'b')));
+  DFS_REQUIRE_OK(h.mkdir(dir->ino(), "sub"));
+
+  for (uint32_t inline_max : {0u, 2048u}) {
+    CAPTURE(inline_max);
+    proto::ReaddirRequest req;
+    *req.mutable_header() = h.header(false);
+    req.set_ino(dir->ino());
+    req.set_plus(true);
+    req.set_inline_max(inline_max);
+    auto reply = h.call<proto::ReaddirReply>(rpc::kMdsReaddir, req);
+    DFS_REQUIRE_OK(reply);
+    std::map<std::string, const proto::DirEntry*> by_name;
+    for (const auto& e : reply->entries()) by_name[e.name()] = &e;
+    REQUIRE(by_name.size() == 6);  // . .. small big empty sub
+    bool on = inline_max > 0;
+    CHECK(by_name["small"]->inline_data_included() == on);
+    CHECK(by_name["small"]->inode().inline_data() == (on ? "tiny" : ""));
+    CHECK(by_name["empty"]->inline_data_included() == on);
+    CHECK_FALSE(by_name["big"]->inline_data_included());  // above inline_max
+    CHECK(by_name["big"]->inode().inline_data().empty());
+    CHECK_FALSE(by_name["sub"]->inline_data_included());
+  }
 }
 
 TEST_CASE("mds/readdir: 100,000 entries with cookies stable while entries come and go") {
