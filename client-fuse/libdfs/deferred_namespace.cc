@@ -239,3 +239,46 @@ std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, I
 }
 
 }  // namespace dfs::client
+
+namespace dfs::client {
+
+bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest& request) {
+  if (!options_.exclusive || !options_.defer_namespace || stopping_ || !creds.is_root()) {
+    return false;
+  }
+  const std::string& name = request.name();
+  bool deferrable = name.rfind("user.", 0) == 0 || name.rfind("trusted.", 0) == 0 ||
+                    name == "system.posix_acl_access" || name == "system.posix_acl_default";
+  if (!deferrable) return false;
+  Ino ino = request.ino();
+  const Known* k = known(ino);
+  if (!k || !k->exact) return false;
+  if (auto st = held(ino); st && st->dirty()) return false;
+
+  proto::Timespec now = now_timespec();
+  proto::SetXattrRequest req = request;
+  auto* header = req.mutable_header();
+  creds.to_proto(header->mutable_creds());
+  *header->mutable_client_time() = now;
+  proto::MdsLogEntry entry;
+  *entry.mutable_setxattr() = req;
+  *entry.mutable_now() = now;
+  entry.set_index(1);
+  auto body = predict_entry(entry, {k->inode}, {});
+  proto::InodeReply predicted;
+  if (!body || !predicted.ParseFromString(*body) || predicted.inode().ino() != ino) return false;
+
+  seal_attr_changes();
+  deferred_ops_.push_back(
+      mds_.deferred(rpc::kMdsSetXattr, std::move(req), creds, [this, ino](Result<rpc::Frame> r) {
+        auto reply = r ? rpc::parse_body<proto::InodeReply>(r->body)
+                       : Result<proto::InodeReply>(std::move(r).error());
+        if (!reply) return deferred_op_failed(reply.error(), {}, {ino});
+        learn(reply->inode());
+      }));
+  schedule_deferred_flush();
+  adopt_prediction(predicted.inode());
+  return true;
+}
+
+}  // namespace dfs::client

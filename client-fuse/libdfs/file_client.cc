@@ -372,6 +372,7 @@ awaitable<Status> FileClient::setxattr(Creds creds, Ino ino, std::string name, s
   request.set_name(std::move(name));
   request.set_value(std::move(value));
   request.set_flags(flags);
+  if (defer_setxattr(creds, request)) co_return ok_status();
   if (auto st = held(ino)) {
     // A write pushed after this would clear security.capability again.
     DFS_CO_AWAIT_CHECK(flush_state(st));

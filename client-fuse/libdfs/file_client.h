@@ -279,6 +279,11 @@ class FileClient {
   std::optional<proto::RenameReply> defer_rename(const Creds& creds, Ino parent,
                                                  const std::string& name, Ino new_parent,
                                                  const std::string& new_name, uint32_t flags);
+  // A setxattr by root of a user., trusted. or ACL attribute (tar -x sets an ACL on
+  // every file) on an inode known exactly, with nothing buffered for it: predicted and
+  // queued like the rest. security.* goes to the MDS (a later data push clears
+  // security.capability). Returns false when it went nowhere.
+  bool defer_setxattr(const Creds& creds, const proto::SetXattrRequest& request);
   // Moves the queued attribute changes into the ordered queue, so that a change made
   // after the op deferred next is not merged into a request that goes ahead of it.
   void seal_attr_changes();

@@ -172,6 +172,47 @@ TEST_CASE("mds/deferred namespace: a predicted rename is what the MDS makes of i
   CHECK(found->ino() == file->ino());
 }
 
+TEST_CASE("mds/deferred namespace: a predicted setxattr (an ACL, a user attribute) is the MDS's") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "f", 0640);
+  DFS_REQUIRE_OK(f);
+  // user::rw- group::r-- other::r-- as tar --acls sets it (it only sets the mode), then
+  // one with a named user and a mask (stored), then a user attribute.
+  const std::string trivial("\2\0\0\0\1\0\6\0\377\377\377\377\4\0\4\0\377\377\377\377 \0\4\0\377\377\377\377",
+                            28);
+  const std::string named(
+      "\2\0\0\0\1\0\6\0\377\377\377\377\2\0\4\0\350\3\0\0\4\0\4\0\377\377\377\377"
+      "\20\0\6\0\377\377\377\377 \0\0\0\377\377\377\377",
+      44);
+  int64_t second = 1700000300;
+  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"system.posix_acl_access", trivial},
+           {"system.posix_acl_access", named},
+           {"user.checksum.sha1", "abc"}}) {
+    CAPTURE(name);
+    auto known = h.getattr(f->ino());
+    DFS_REQUIRE_OK(known);
+    auto now = at(++second, 5);
+    proto::SetXattrRequest req;
+    *req.mutable_header() = h.header();
+    *req.mutable_header()->mutable_client_time() = now;
+    req.set_ino(f->ino());
+    req.set_name(name);
+    req.set_value(value);
+    proto::MdsLogEntry entry;
+    *entry.mutable_setxattr() = req;
+    *entry.mutable_now() = now;
+    entry.set_index(1);
+    auto body = client::predict_entry(entry, {*known}, {});
+    DFS_REQUIRE_OK(body);
+    proto::InodeReply predicted;
+    REQUIRE(predicted.ParseFromString(*body));
+    auto applied = h.call<proto::InodeReply>(rpc::kMdsSetXattr, req);
+    DFS_REQUIRE_OK(applied);
+    check_same_inode(predicted.inode(), applied->inode());
+  }
+}
+
 TEST_CASE("mds/deferred namespace: a batch of deferred changes applies in order as one group") {
   MdsHarness h;
   auto dir = h.mkdir(kRootIno, "d");
