@@ -3,7 +3,8 @@
 // rename waiting for the MDS cost a round trip per file. In exclusive mode, in a
 // directory this client created, it knows every name (DirCache) and the directory's
 // inode exactly, so the outcome of a create there (a file, directory, device, fifo,
-// socket or symlink), or of a rename of a non-directory
+// socket or symlink), of an unlink there (or rmdir of an empty directory it created),
+// or of a rename of a non-directory
 // between two such directories onto a free name, is a pure function of what it knows:
 // it computes it with the MDS's own op (predict_entry), answers the kernel at once, and
 // sends the request later, in order with the deferred attribute changes, ahead of the
@@ -241,6 +242,58 @@ std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, I
 }  // namespace dfs::client
 
 namespace dfs::client {
+
+std::optional<proto::Inode> FileClient::defer_unlink(const Creds& creds, Ino parent,
+                                                     const std::string& name, bool directory) {
+  if (!options_.exclusive || !options_.defer_namespace || stopping_) return std::nullopt;
+  auto ino = dirs_.ino_of(parent, name);
+  if (!known_dir(parent) || !ino) return std::nullopt;
+  const Known* target = known(*ino);
+  if (!target || !target->exact) return std::nullopt;
+  uint32_t mode = target->inode.mode();
+  // rmdir: only of a directory whose every name we know, and it has none.
+  if (S_ISDIR(mode) != directory || (directory && dirs_.empty(*ino) != true)) {
+    return std::nullopt;
+  }
+
+  proto::Timespec now = now_timespec();
+  proto::UnlinkRequest request;
+  request.set_parent(parent);
+  request.set_name(name);
+  request.set_directory(directory);
+  auto* header = request.mutable_header();
+  creds.to_proto(header->mutable_creds());
+  *header->mutable_client_time() = now;
+  proto::MdsLogEntry entry;
+  *entry.mutable_unlink() = request;
+  *entry.mutable_now() = now;
+  entry.set_index(1);
+  auto body = predict_entry(entry, {known(parent)->inode, target->inode},
+                            {SeedName{parent, name, *ino, mode}});
+  proto::UnlinkReply reply;
+  if (!body || !reply.ParseFromString(*body) || reply.inode().ino() != *ino) return std::nullopt;
+
+  seal_attr_changes();
+  Ino removed = *ino;
+  deferred_ops_.push_back(mds_.deferred(
+      rpc::kMdsUnlink, std::move(request), creds, [this, parent, removed](Result<rpc::Frame> r) {
+        auto unlinked = r ? rpc::parse_body<proto::UnlinkReply>(r->body)
+                          : Result<proto::UnlinkReply>(std::move(r).error());
+        if (!unlinked) return deferred_op_failed(unlinked.error(), {parent}, {removed});
+        learn_reply(*unlinked);
+      }));
+  schedule_deferred_flush();
+  for (const auto& other : reply.changed()) adopt_prediction(other);
+  adopt_prediction(reply.inode());
+  dirs_.removed(parent, name);
+  if (directory) dirs_.forget(removed);
+  proto::Inode inode = reply.inode();
+  overlay(inode);
+  // A file that lost its last name and is only lingering here: let the MDS purge it now
+  // (its release goes after the unlink).
+  if (inode.nlink() == 0) drop_soon(held(removed));
+  return inode;
+}
 
 bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest& request) {
   if (!options_.exclusive || !options_.defer_namespace || stopping_ || !creds.is_root()) {

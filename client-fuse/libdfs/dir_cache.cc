@@ -21,6 +21,12 @@ std::optional<uint64_t> DirCache::ino_of(uint64_t dir, const std::string& name) 
   return entry->second;
 }
 
+std::optional<bool> DirCache::empty(uint64_t dir) const {
+  auto it = dirs_.find(dir);
+  if (it == dirs_.end()) return std::nullopt;
+  return it->second.empty();
+}
+
 void DirCache::added(uint64_t dir, const std::string& name, uint64_t ino) {
   auto it = dirs_.find(dir);
   if (it == dirs_.end()) return;

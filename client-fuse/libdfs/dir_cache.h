@@ -28,6 +28,8 @@ class DirCache {
   // name is absent, or its inode was not learned (added with ino 0).
   std::optional<uint64_t> ino_of(uint64_t dir, const std::string& name) const;
   void added(uint64_t dir, const std::string& name, uint64_t ino = 0);
+  // Whether `dir` has no names; nullopt when it is not tracked.
+  std::optional<bool> empty(uint64_t dir) const;
   void removed(uint64_t dir, const std::string& name);
   // Stops tracking `dir` (removed, forgotten by the kernel, or its state uncertain).
   void forget(uint64_t dir);

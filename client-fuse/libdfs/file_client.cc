@@ -259,6 +259,7 @@ awaitable<Result<proto::Inode>> FileClient::link(Creds creds, Ino ino, Ino new_p
 awaitable<Result<proto::Inode>> FileClient::unlink(Creds creds, Ino parent, std::string name,
                                                    bool directory) {
   DFS_CO_TRY_STATUS(check_name(name));
+  if (auto deferred = defer_unlink(creds, parent, name, directory)) co_return std::move(*deferred);
   proto::UnlinkRequest request;
   request.set_parent(parent);
   request.set_name(name);

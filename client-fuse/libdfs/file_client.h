@@ -279,6 +279,11 @@ class FileClient {
   std::optional<proto::RenameReply> defer_rename(const Creds& creds, Ino parent,
                                                  const std::string& name, Ino new_parent,
                                                  const std::string& new_name, uint32_t flags);
+  // An unlink of a name, or rmdir of an empty directory, this client knows (in a
+  // directory it created, the inode known exactly): predicted and queued. Returns the
+  // inode after the unlink.
+  std::optional<proto::Inode> defer_unlink(const Creds& creds, Ino parent,
+                                           const std::string& name, bool directory);
   // A setxattr by root of a user., trusted. or ACL attribute (tar -x sets an ACL on
   // every file) on an inode known exactly, with nothing buffered for it: predicted and
   // queued like the rest. security.* goes to the MDS (a later data push clears

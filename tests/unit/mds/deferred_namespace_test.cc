@@ -213,6 +213,49 @@ TEST_CASE("mds/deferred namespace: a predicted setxattr (an ACL, a user attribut
   }
 }
 
+TEST_CASE("mds/deferred namespace: a predicted unlink or rmdir is what the MDS makes of it") {
+  MdsHarness h;
+  auto dir = h.mkdir(kRootIno, "d");
+  DFS_REQUIRE_OK(dir);
+  auto file = h.create(dir->ino(), "f");
+  DFS_REQUIRE_OK(file);
+  DFS_REQUIRE_OK(h.link(file->ino(), dir->ino(), "g"));  // two names: the first unlink keeps it
+  auto sub = h.mkdir(dir->ino(), "sub");
+  DFS_REQUIRE_OK(sub);
+  int64_t second = 1700000400;
+  for (auto [name, is_dir] : std::vector<std::pair<std::string, bool>>{
+           {"f", false}, {"g", false}, {"sub", true}}) {
+    CAPTURE(name);
+    auto parent = h.getattr(dir->ino());
+    auto target = h.lookup(dir->ino(), name);
+    DFS_REQUIRE_OK(parent);
+    DFS_REQUIRE_OK(target);
+    auto now = at(++second, 9);
+    proto::UnlinkRequest req;
+    *req.mutable_header() = h.header();
+    *req.mutable_header()->mutable_client_time() = now;
+    req.set_parent(dir->ino());
+    req.set_name(name);
+    req.set_directory(is_dir);
+    proto::MdsLogEntry entry;
+    *entry.mutable_unlink() = req;
+    *entry.mutable_now() = now;
+    entry.set_index(1);
+    auto body = client::predict_entry(
+        entry, {*parent, *target}, {client::SeedName{dir->ino(), name, target->ino(), target->mode()}});
+    DFS_REQUIRE_OK(body);
+    proto::UnlinkReply predicted;
+    REQUIRE(predicted.ParseFromString(*body));
+    auto applied = h.call<proto::UnlinkReply>(rpc::kMdsUnlink, req);
+    DFS_REQUIRE_OK(applied);
+    check_same_inode(predicted.inode(), applied->inode());
+    REQUIRE(predicted.changed_size() == 1);
+    REQUIRE(applied->changed_size() == 1);
+    check_same_inode(predicted.changed(0), applied->changed(0));
+  }
+  CHECK(h.list(dir->ino()).empty());
+}
+
 TEST_CASE("mds/deferred namespace: a batch of deferred changes applies in order as one group") {
   MdsHarness h;
   auto dir = h.mkdir(kRootIno, "d");
