@@ -65,8 +65,24 @@ void FileClient::adopt_prediction(const proto::Inode& inode) {
   }
 }
 
-void FileClient::deferred_op_failed(const Error& error, std::initializer_list<Ino> dirs,
-                                    std::initializer_list<Ino> inodes) {
+template <class Reply, class Req>
+void FileClient::queue_deferred(uint32_t method, Req request, const Creds& creds,
+                                std::vector<Ino> dirs, std::vector<Ino> inodes,
+                                std::function<void(const Reply&)> on_reply) {
+  seal_attr_changes();
+  deferred_ops_.push_back(mds_.deferred(
+      method, std::move(request), creds,
+      [this, dirs = std::move(dirs), inodes = std::move(inodes),
+       on_reply = std::move(on_reply)](Result<rpc::Frame> r) {
+        auto reply = r ? rpc::parse_body<Reply>(r->body) : Result<Reply>(std::move(r).error());
+        if (!reply) return deferred_op_failed(reply.error(), dirs, inodes);
+        on_reply(*reply);
+      }));
+  schedule_deferred_flush();
+}
+
+void FileClient::deferred_op_failed(const Error& error, const std::vector<Ino>& dirs,
+                                    const std::vector<Ino>& inodes) {
   spdlog::warn("deferred namespace change failed at the MDS: {}", error.to_string());
   if (!deferred_error_) deferred_error_ = error;
   for (Ino dir : dirs) {
@@ -125,62 +141,13 @@ awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(const Cr
     co_return std::nullopt;  // the MDS gives its own error
   }
 
-  seal_attr_changes();
-  deferred_ops_.push_back(mds_.deferred(
-      method, std::move(request), creds, [this, parent, ino = *ino](Result<rpc::Frame> r) {
-        auto reply = r ? rpc::parse_body<proto::MknodReply>(r->body)
-                       : Result<proto::MknodReply>(std::move(r).error());
-        if (!reply) return deferred_op_failed(reply.error(), {parent, ino}, {ino});
-        learn_reply(*reply);
-      }));
-  schedule_deferred_flush();
+  queue_deferred<proto::MknodReply>(method, std::move(request), creds, {parent, *ino}, {*ino},
+                                    [this](const proto::MknodReply& r) { learn_reply(r); });
   for (const auto& other : made.changed()) adopt_prediction(other);
   adopt_prediction(made.inode());
   dirs_.added(parent, name, *ino);
   if (S_ISDIR(made.inode().mode())) dirs_.created(*ino);
   co_return made;
-}
-
-awaitable<std::optional<OpenFile>> FileClient::defer_create(const Creds& creds, Ino parent,
-                                                            const std::string& name,
-                                                            uint32_t mode, int flags) {
-  proto::MknodRequest request;
-  request.set_parent(parent);
-  request.set_name(name);
-  request.set_mode(S_IFREG | (mode & 07777));
-  request.set_exclusive((flags & O_EXCL) != 0);
-  request.set_open(true);
-  auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, std::move(request));
-  if (!made) co_return std::nullopt;
-  OpenFile file = open_handle(creds, std::move(*made->mutable_inode()), flags, true);
-  file.created = true;
-  co_return file;
-}
-
-awaitable<std::optional<proto::Inode>> FileClient::defer_mknod(const Creds& creds, Ino parent,
-                                                               const std::string& name,
-                                                               uint32_t mode, uint64_t rdev) {
-  proto::MknodRequest request;
-  request.set_parent(parent);
-  request.set_name(name);
-  request.set_mode(mode);
-  request.set_rdev(rdev);
-  request.set_exclusive(true);
-  auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, std::move(request));
-  if (!made) co_return std::nullopt;
-  co_return std::move(*made->mutable_inode());
-}
-
-awaitable<std::optional<proto::Inode>> FileClient::defer_symlink(const Creds& creds, Ino parent,
-                                                                 const std::string& name,
-                                                                 const std::string& target) {
-  proto::SymlinkRequest request;
-  request.set_parent(parent);
-  request.set_name(name);
-  request.set_target(target);
-  auto made = co_await defer_new_inode(creds, rpc::kMdsSymlink, std::move(request));
-  if (!made) co_return std::nullopt;
-  co_return std::move(*made->mutable_inode());
 }
 
 std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, Ino parent,
@@ -222,17 +189,12 @@ std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, I
   proto::RenameReply reply;
   if (!body || !reply.ParseFromString(*body) || reply.did_replace()) return std::nullopt;
 
-  seal_attr_changes();
   Ino ino = *moved_ino;
-  deferred_ops_.push_back(mds_.deferred(
-      rpc::kMdsRename, std::move(request), creds,
-      [this, parent, new_parent, ino](Result<rpc::Frame> r) {
-        auto renamed = r ? rpc::parse_body<proto::RenameReply>(r->body)
-                         : Result<proto::RenameReply>(std::move(r).error());
-        if (!renamed) return deferred_op_failed(renamed.error(), {parent, new_parent}, {ino});
-        for (const auto& other : renamed->changed()) learn(other);
-      }));
-  schedule_deferred_flush();
+  queue_deferred<proto::RenameReply>(
+      rpc::kMdsRename, std::move(request), creds, {parent, new_parent}, {ino},
+      [this](const proto::RenameReply& r) {
+        for (const auto& other : r.changed()) learn(other);
+      });
   for (const auto& other : reply.changed()) adopt_prediction(other);
   dirs_.removed(parent, name);
   dirs_.added(new_parent, new_name, ino);
@@ -273,16 +235,10 @@ std::optional<proto::Inode> FileClient::defer_unlink(const Creds& creds, Ino par
   proto::UnlinkReply reply;
   if (!body || !reply.ParseFromString(*body) || reply.inode().ino() != *ino) return std::nullopt;
 
-  seal_attr_changes();
   Ino removed = *ino;
-  deferred_ops_.push_back(mds_.deferred(
-      rpc::kMdsUnlink, std::move(request), creds, [this, parent, removed](Result<rpc::Frame> r) {
-        auto unlinked = r ? rpc::parse_body<proto::UnlinkReply>(r->body)
-                          : Result<proto::UnlinkReply>(std::move(r).error());
-        if (!unlinked) return deferred_op_failed(unlinked.error(), {parent}, {removed});
-        learn_reply(*unlinked);
-      }));
-  schedule_deferred_flush();
+  queue_deferred<proto::UnlinkReply>(rpc::kMdsUnlink, std::move(request), creds, {parent},
+                                     {removed},
+                                     [this](const proto::UnlinkReply& r) { learn_reply(r); });
   for (const auto& other : reply.changed()) adopt_prediction(other);
   adopt_prediction(reply.inode());
   dirs_.removed(parent, name);
@@ -321,17 +277,20 @@ bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest
   proto::InodeReply predicted;
   if (!body || !predicted.ParseFromString(*body) || predicted.inode().ino() != ino) return false;
 
-  seal_attr_changes();
-  deferred_ops_.push_back(
-      mds_.deferred(rpc::kMdsSetXattr, std::move(req), creds, [this, ino](Result<rpc::Frame> r) {
-        auto reply = r ? rpc::parse_body<proto::InodeReply>(r->body)
-                       : Result<proto::InodeReply>(std::move(r).error());
-        if (!reply) return deferred_op_failed(reply.error(), {}, {ino});
-        learn(reply->inode());
-      }));
-  schedule_deferred_flush();
+  queue_deferred<proto::InodeReply>(rpc::kMdsSetXattr, std::move(req), creds, {}, {ino},
+                                    [this](const proto::InodeReply& r) { learn(r.inode()); });
   adopt_prediction(predicted.inode());
   return true;
 }
+
+}  // namespace dfs::client
+
+namespace dfs::client {
+
+// The callers (create, mknod, symlink) live in other files.
+template awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(
+    const Creds&, uint32_t, proto::MknodRequest);
+template awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(
+    const Creds&, uint32_t, proto::SymlinkRequest);
 
 }  // namespace dfs::client

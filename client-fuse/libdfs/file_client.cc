@@ -202,15 +202,15 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
 awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::string name,
                                                   uint32_t mode, uint64_t rdev) {
   DFS_CO_TRY_STATUS(check_name(name));
-  if (auto deferred = co_await defer_mknod(creds, parent, name, mode, rdev)) {
-    co_return std::move(*deferred);
-  }
   proto::MknodRequest request;
   request.set_parent(parent);
   request.set_name(name);
   request.set_mode(mode);
   request.set_rdev(rdev);
   request.set_exclusive(true);
+  if (auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, request)) {
+    co_return std::move(*made->mutable_inode());
+  }
   auto inode = co_await mds_inode(rpc::kMdsMknod, std::move(request), creds, true);
   after_add(parent, name, inode);
   if (inode && S_ISDIR(inode->mode()) && options_.exclusive) dirs_.created(inode->ino());
@@ -220,13 +220,13 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
 awaitable<Result<proto::Inode>> FileClient::symlink(Creds creds, Ino parent, std::string name,
                                                     std::string target) {
   DFS_CO_TRY_STATUS(check_name(name));
-  if (auto deferred = co_await defer_symlink(creds, parent, name, target)) {
-    co_return std::move(*deferred);
-  }
   proto::SymlinkRequest request;
   request.set_parent(parent);
   request.set_name(name);
   request.set_target(std::move(target));
+  if (auto made = co_await defer_new_inode(creds, rpc::kMdsSymlink, request)) {
+    co_return std::move(*made->mutable_inode());
+  }
   auto inode = co_await mds_inode(rpc::kMdsSymlink, std::move(request), creds, true);
   after_add(parent, name, inode);
   co_return inode;

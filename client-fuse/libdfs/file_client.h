@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <deque>
-#include <initializer_list>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -261,18 +261,10 @@ class FileClient {
   // answered with the MDS's own op's outcome (predict_entry) and sent later, in order
   // with the attribute changes; a create takes its inode number from a range the MDS
   // delegated. nullopt: not deferrable, do it synchronously.
-  awaitable<std::optional<OpenFile>> defer_create(const Creds& creds, Ino parent,
-                                                  const std::string& name, uint32_t mode,
-                                                  int flags);
-  awaitable<std::optional<proto::Inode>> defer_mknod(const Creds& creds, Ino parent,
-                                                     const std::string& name, uint32_t mode,
-                                                     uint64_t rdev);
-  awaitable<std::optional<proto::Inode>> defer_symlink(const Creds& creds, Ino parent,
-                                                       const std::string& name,
-                                                       const std::string& target);
-  // What the three share: `request` (MknodRequest or SymlinkRequest, sent as `method`)
-  // gets a delegated inode number and the time, its outcome is predicted and adopted,
-  // and it is queued. Returns the predicted reply.
+  //
+  // A create, mknod or symlink: `request` (MknodRequest or SymlinkRequest, sent as
+  // `method`) gets a delegated inode number and the time, its outcome is predicted and
+  // adopted, and it is queued. Returns the predicted reply (MknodReply's fields).
   template <class Req>
   awaitable<std::optional<proto::MknodReply>> defer_new_inode(const Creds& creds, uint32_t method,
                                                               Req request);
@@ -298,8 +290,13 @@ class FileClient {
   void adopt_prediction(const proto::Inode& inode);
   // A deferred namespace change failed at the MDS: what we predicted about `dirs` and
   // `inodes` is no longer trusted, and the next sync reports the error.
-  void deferred_op_failed(const Error& error, std::initializer_list<Ino> dirs,
-                          std::initializer_list<Ino> inodes);
+  void deferred_op_failed(const Error& error, const std::vector<Ino>& dirs,
+                          const std::vector<Ino>& inodes);
+  // Seals the attribute changes, queues `request` and schedules the flush. Its reply
+  // goes to `on_reply`; a failure to deferred_op_failed with `dirs` and `inodes`.
+  template <class Reply, class Req>
+  void queue_deferred(uint32_t method, Req request, const Creds& creds, std::vector<Ino> dirs,
+                      std::vector<Ino> inodes, std::function<void(const Reply&)> on_reply);
   // A fresh inode number from the delegated range, fetching a new range when empty.
   awaitable<Result<Ino>> delegated_ino(const Creds& creds);
 

@@ -165,15 +165,17 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
 awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::string name,
                                                uint32_t mode, int flags) {
   DFS_CO_TRY_STATUS(check_name(name));
-  if (auto deferred = co_await defer_create(creds, parent, name, mode, flags)) {
-    co_return std::move(*deferred);
-  }
   proto::MknodRequest request;
   request.set_parent(parent);
   request.set_name(name);
   request.set_mode(S_IFREG | (mode & 07777));
   request.set_exclusive((flags & O_EXCL) != 0);
   request.set_open(true);  // counts our open too: one round trip for create + open
+  if (auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, request)) {
+    OpenFile file = open_handle(creds, std::move(*made->mutable_inode()), flags, true);
+    file.created = true;
+    co_return file;
+  }
   auto result =
       co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
   after_add(parent, name, result);
