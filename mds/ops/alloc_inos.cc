@@ -2,6 +2,7 @@
 // create itself and send it later (docs/architecture.md, "Deferred namespace changes").
 // The range is logged like any mutation: a replica that becomes leader never hands out
 // those numbers again.
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/op_context.h"
 
 namespace dfs::mds {
@@ -17,7 +18,7 @@ Result<std::string> apply_alloc_inos(OpContext& ctx, const proto::AllocInosReque
   proto::AllocInosReply reply;
   reply.set_first(first);
   reply.set_count(req.count());
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 }  // namespace dfs::mds

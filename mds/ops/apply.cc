@@ -1,5 +1,6 @@
 // apply_entry: the deterministic state machine of a metadata rank. Dispatches a log
 // entry to its op and records the entry's index; the caller commits the txn.
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/inode_rules.h"
 
 namespace dfs::mds {
@@ -112,7 +113,7 @@ Result<std::string> apply_forget_session(OpContext& ctx, const proto::ForgetSess
   auto prefix = request_prefix(req.client());
   auto keys = DFS_TRY(ctx.kv().scan(prefix, prefix_end(prefix), SIZE_MAX));
   for (auto& kv : keys) ctx.w.txn().del(std::move(kv.key));
-  return proto::Empty().SerializeAsString();
+  return proto::stable_bytes(proto::Empty());
 }
 
 Result<std::string> apply_entry(const proto::MdsLogEntry& entry, const FsSettings& fs,

@@ -1,6 +1,7 @@
 // File data bookkeeping: writes into inline files, the move of inline data to objects
 // (uninline; the service wrote object 0 first) and the commit of object writes (new end
 // of file, mtime, privilege clearing).
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/inode_rules.h"
 
 namespace dfs::mds {
@@ -16,7 +17,7 @@ Result<proto::Inode> load_file(OpContext& ctx, uint64_t ino) {
 std::string inode_reply(proto::Inode inode) {
   proto::InodeReply reply;
   *reply.mutable_inode() = std::move(inode);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 bool is_set(const proto::Timespec& t) { return t.sec() != 0 || t.nsec() != 0; }

@@ -1,5 +1,7 @@
 #include "mds/ops/inode_rules.h"
 
+#include "common/proto/stable_bytes.h"
+
 #include <algorithm>
 
 namespace dfs::mds {
@@ -99,7 +101,7 @@ Status purge_orphan(OpContext& ctx, uint64_t ino) {
     proto::PurgeRecord record;
     record.set_size(inode->size());
     *record.mutable_layout() = inode->layout();
-    ctx.w.txn().put(purge_key(ino), record.SerializeAsString());
+    ctx.w.txn().put(purge_key(ino), proto::stable_bytes(record));
     DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeCount, 1));
     DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeBytes, static_cast<int64_t>(inode->size())));
     ctx.effects.purge_queued = true;

@@ -1,4 +1,5 @@
 // link: a new name for an existing non-directory inode (hard links, nlink + 1).
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/inode_rules.h"
 
 namespace dfs::mds {
@@ -25,7 +26,7 @@ Result<std::string> apply_link(OpContext& ctx, const proto::LinkRequest& req) {
   proto::InodeReply reply;
   *reply.mutable_inode() = std::move(inode);
   *reply.add_changed() = std::move(parent);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 }  // namespace dfs::mds

@@ -1,5 +1,7 @@
 #include "mds/ops/meta_view.h"
 
+#include "common/proto/stable_bytes.h"
+
 namespace dfs::mds {
 
 Result<std::optional<proto::Inode>> find_inode(const KvReader& kv, uint64_t ino) {
@@ -81,7 +83,7 @@ Result<uint64_t> read_counter(const KvReader& kv, std::string_view name) {
 
 void MetaWriter::put_inode(const proto::Inode& inode) {
   if (inode.inline_data().empty()) {
-    txn_.put(inode_key(inode.ino()), inode.SerializeAsString());
+    txn_.put(inode_key(inode.ino()), proto::stable_bytes(inode));
     return;
   }
   // Data in the record: a reply's copy, or a record of the earlier layout, whose data
@@ -89,7 +91,7 @@ void MetaWriter::put_inode(const proto::Inode& inode) {
   proto::Inode record = inode;
   std::string data = std::move(*record.mutable_inline_data());
   record.clear_inline_data();
-  txn_.put(inode_key(inode.ino()), record.SerializeAsString());
+  txn_.put(inode_key(inode.ino()), proto::stable_bytes(record));
   put_inline_data(inode.ino(), data);
 }
 

@@ -1,5 +1,6 @@
 // The initial state of a rank: written directly by `dfs-mds --mkfs` (a single-replica
 // rank), or applied as the FormatFs log entry (a replicated rank's first entry).
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/inode_rules.h"
 
 namespace dfs::mds {
@@ -41,7 +42,7 @@ Status format_meta_store(MetaStore& store, const FsSettings& fs, const proto::Ti
 
 Result<std::string> apply_format(OpContext& ctx, const proto::FormatFs& /*req*/) {
   DFS_TRY_STATUS(write_initial_state(ctx.w, ctx.fs, ctx.now()));
-  return proto::Empty().SerializeAsString();
+  return proto::stable_bytes(proto::Empty());
 }
 
 }  // namespace dfs::mds

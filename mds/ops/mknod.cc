@@ -1,6 +1,7 @@
 // mknod (regular files, directories, fifos, sockets, devices) and symlink: a new inode
 // owned by the caller, its group from the caller or a setgid parent, default ACLs and
 // the parent's dfs.layout inherited, linked into the parent.
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/acl.h"
 #include "mds/ops/inode_rules.h"
 #include "mds/ops/layout_xattr.h"
@@ -97,7 +98,7 @@ Result<std::string> apply_mknod(OpContext& ctx, const proto::MknodRequest& req) 
       proto::MknodReply reply;
       *reply.mutable_inode() = DFS_TRY(load_inode(ctx.kv(), existing->ino));
       reply.set_created(false);
-      return reply.SerializeAsString();
+      return proto::stable_bytes(reply);
     }
     if (!exclusive && existing->type == S_IFDIR) {
       return make_error(ErrorCode::kIsDirectory, "'" + req.name() + "' is a directory");
@@ -126,7 +127,7 @@ Result<std::string> apply_mknod(OpContext& ctx, const proto::MknodRequest& req) 
   *reply.mutable_inode() = std::move(inode);
   reply.set_created(true);
   *reply.add_changed() = std::move(parent);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 Result<std::string> apply_symlink(OpContext& ctx, const proto::SymlinkRequest& req) {
@@ -148,7 +149,7 @@ Result<std::string> apply_symlink(OpContext& ctx, const proto::SymlinkRequest& r
   *reply.mutable_inode() = std::move(inode);
   reply.set_created(true);
   *reply.add_changed() = std::move(parent);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 }  // namespace dfs::mds

@@ -4,6 +4,7 @@
 // its objects; the purger's PurgeDone drops the queue entry.
 #include <fcntl.h>
 
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/inode_rules.h"
 
 namespace dfs::mds {
@@ -26,17 +27,17 @@ Result<std::string> apply_open(OpContext& ctx, const proto::OpenRequest& req) {
   }
   proto::InodeReply reply;
   *reply.mutable_inode() = std::move(inode);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 Result<std::string> apply_release(OpContext& ctx, const proto::ReleaseRequest& req) {
   DFS_TRY_STATUS(purge_orphan(ctx, req.ino()));
-  return proto::Empty().SerializeAsString();
+  return proto::stable_bytes(proto::Empty());
 }
 
 Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req) {
   auto raw = DFS_TRY(ctx.kv().get(purge_key(req.ino())));
-  if (!raw) return proto::Empty().SerializeAsString();
+  if (!raw) return proto::stable_bytes(proto::Empty());
   proto::PurgeRecord record;
   if (!record.ParseFromString(*raw)) {
     return make_error(ErrorCode::kCorruption,
@@ -45,7 +46,7 @@ Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req
   ctx.w.txn().del(purge_key(req.ino()));
   DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeCount, -1));
   DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeBytes, -static_cast<int64_t>(record.size())));
-  return proto::Empty().SerializeAsString();
+  return proto::stable_bytes(proto::Empty());
 }
 
 }  // namespace dfs::mds

@@ -3,6 +3,7 @@
 // moved under itself. Parent link counts follow moved directories.
 #include <map>
 
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/inode_rules.h"
 
 namespace dfs::mds {
@@ -56,7 +57,7 @@ Status check_replace(OpContext& ctx, const proto::Inode& src, const proto::Inode
   return ok_status();
 }
 
-std::string no_change_reply() { return proto::RenameReply().SerializeAsString(); }
+std::string no_change_reply() { return proto::stable_bytes(proto::RenameReply()); }
 
 }  // namespace
 
@@ -132,7 +133,7 @@ Result<std::string> apply_rename(OpContext& ctx, const proto::RenameRequest& req
     *reply.mutable_replaced() = *p.dst_inode;
     reply.set_did_replace(true);
   }
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 }  // namespace dfs::mds

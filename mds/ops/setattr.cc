@@ -2,6 +2,7 @@
 // owner or root chmods; a non-root owner may only change the group to one of its own;
 // chown clears setuid/setgid and capabilities; truncation kills privileges like a
 // write). Object truncation happened before the entry was logged (the service does it).
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/acl.h"
 #include "mds/ops/inode_rules.h"
 
@@ -132,7 +133,7 @@ Result<std::string> apply_setattr(OpContext& ctx, const proto::SetAttrRequest& r
   *reply.mutable_inode() = std::move(inode);
   // A truncate's reply carries the data, which the client's buffer restarts from.
   if (!inline_data.empty()) *reply.mutable_inode()->mutable_inline_data() = std::move(inline_data);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 }  // namespace dfs::mds

@@ -1,5 +1,6 @@
 // unlink and rmdir: remove a name; the inode loses a link (a directory all of them)
 // and, at zero, becomes an orphan until no session holds it open.
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/inode_rules.h"
 
 namespace dfs::mds {
@@ -27,7 +28,7 @@ Result<std::string> apply_unlink(OpContext& ctx, const proto::UnlinkRequest& req
   proto::UnlinkReply reply;
   *reply.mutable_inode() = std::move(inode);
   *reply.add_changed() = std::move(parent);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 }  // namespace dfs::mds

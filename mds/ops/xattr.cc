@@ -2,6 +2,7 @@
 // security.capability), system.posix_acl_access/default, and the virtual dfs.layout.
 // The kernel checks who may write which namespace before the request arrives; the MDS
 // stores values opaquely except ACLs (the access ACL sets the mode bits) and layouts.
+#include "common/proto/stable_bytes.h"
 #include "mds/ops/acl.h"
 #include "mds/ops/inode_rules.h"
 #include "mds/ops/layout_xattr.h"
@@ -98,7 +99,7 @@ Result<std::string> apply_setxattr(OpContext& ctx, const proto::SetXattrRequest&
   ctx.w.put_inode(inode);
   proto::InodeReply reply;
   *reply.mutable_inode() = std::move(inode);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 Result<std::string> apply_removexattr(OpContext& ctx, const proto::RemoveXattrRequest& req) {
@@ -112,7 +113,7 @@ Result<std::string> apply_removexattr(OpContext& ctx, const proto::RemoveXattrRe
   ctx.w.put_inode(inode);
   proto::InodeReply reply;
   *reply.mutable_inode() = std::move(inode);
-  return reply.SerializeAsString();
+  return proto::stable_bytes(reply);
 }
 
 }  // namespace dfs::mds

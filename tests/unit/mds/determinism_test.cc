@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "common/proto/stable_bytes.h"
 #include "mds/service/mds_state_machine.h"
 #include "mds/store/group_txn.h"
 #include "mds/store/keys.h"
@@ -226,11 +227,31 @@ TEST_CASE("mds/state machine: the first entry of a replicated rank creates the f
 }
 
 TEST_CASE("mds/determinism: memory and rocksdb leaders agree") {
-  MdsHarness rocks(Backend::kRocks);
-  MdsHarness mem(Backend::kMem);
+  // Housekeeping (the reclaim of orphans, the purger) logs entries on a timer, at
+  // different points of each harness's workload, and the counting clocks would part
+  // (one CI run failed so): the comparison is of the workload's entries alone.
+  auto options = [] {
+    auto o = MdsHarness::default_options();  // each its own counting clock
+    o.housekeeping_interval = Duration(3600 * 1000);
+    return o;
+  };
+  MdsHarness rocks(Backend::kRocks, options());
+  MdsHarness mem(Backend::kMem, options());
   workload(rocks, 99);
   workload(mem, 99);
-  CHECK(dump_store(rocks.store()) == dump_store(mem.store()));
+  CHECK(first_difference(dump_store(rocks.store()), dump_store(mem.store())) == "");
+}
+
+TEST_CASE("mds/determinism: an inode's xattrs are written in one byte order") {
+  // Plain serialization writes a map in its hash table's order, which differs between
+  // two maps holding the same keys; stored records and remembered replies must not.
+  proto::Inode forward, backward;
+  for (int i = 0; i < 64; ++i) (*forward.mutable_xattrs())["user.k" + std::to_string(i)] = "v";
+  for (int i = 63; i >= 0; --i) (*backward.mutable_xattrs())["user.k" + std::to_string(i)] = "v";
+  CHECK(proto::stable_bytes(forward) == proto::stable_bytes(backward));
+  proto::Inode decoded;
+  REQUIRE(decoded.ParseFromString(proto::stable_bytes(forward)));
+  CHECK(decoded.xattrs_size() == 64);
 }
 
 TEST_CASE("mds/store: key coding") {

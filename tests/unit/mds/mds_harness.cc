@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <cstdio>
 
 namespace dfs::mds::test {
 
@@ -23,6 +24,43 @@ std::map<std::string, std::string> dump_store(const KvReader& kv) {
   std::map<std::string, std::string> out;
   for (auto& e : *all) out[e.key] = e.value;
   return out;
+}
+
+namespace {
+
+std::string escaped(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string first_difference(const std::map<std::string, std::string>& a,
+                             const std::map<std::string, std::string>& b) {
+  auto ia = a.begin();
+  auto ib = b.begin();
+  for (; ia != a.end() && ib != b.end(); ++ia, ++ib) {
+    if (ia->first != ib->first) {
+      return "key " + escaped(std::min(ia->first, ib->first)) + " only in " +
+             (ia->first < ib->first ? "the first" : "the second");
+    }
+    if (ia->second != ib->second) {
+      return "key " + escaped(ia->first) + ": " + escaped(ia->second) + " vs " +
+             escaped(ib->second);
+    }
+  }
+  if (ia != a.end()) return "key " + escaped(ia->first) + " only in the first";
+  if (ib != b.end()) return "key " + escaped(ib->first) + " only in the second";
+  return "";
 }
 
 // Forwards to the harness's MemDataObjects, which outlives service restarts.

@@ -32,6 +32,10 @@ struct TempDir {
 
 // A store's whole content, for equality checks.
 std::map<std::string, std::string> dump_store(const KvReader& kv);
+// The first key two dumps disagree on, with both values escaped ("" when equal), so
+// that a failed comparison says where the stores part.
+std::string first_difference(const std::map<std::string, std::string>& a,
+                             const std::map<std::string, std::string>& b);
 
 class MdsHarness {
  public:
