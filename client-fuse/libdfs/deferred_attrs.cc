@@ -156,7 +156,7 @@ Status FileClient::take_deferred_error() {
   if (!deferred_error_) return ok_status();
   Error e = std::move(*deferred_error_);
   deferred_error_.reset();
-  return e.with_context("applying a deferred attribute change");
+  return e.with_context("applying a deferred change");
 }
 
 }  // namespace dfs::client

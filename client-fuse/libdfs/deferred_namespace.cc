@@ -68,13 +68,15 @@ void FileClient::adopt_prediction(const proto::Inode& inode) {
 template <class Reply, class Req>
 void FileClient::queue_deferred(uint32_t method, Req request, const Creds& creds,
                                 std::vector<Ino> dirs, std::vector<Ino> inodes,
-                                std::function<void(const Reply&)> on_reply) {
+                                std::function<void(const Reply&)> on_reply,
+                                std::function<void(const Error&)> on_failure) {
   seal_attr_changes();
   deferred_ops_.push_back(mds_.deferred(
       method, std::move(request), creds,
-      [this, dirs = std::move(dirs), inodes = std::move(inodes),
-       on_reply = std::move(on_reply)](Result<rpc::Frame> r) {
+      [this, dirs = std::move(dirs), inodes = std::move(inodes), on_reply = std::move(on_reply),
+       on_failure = std::move(on_failure)](Result<rpc::Frame> r) {
         auto reply = r ? rpc::parse_body<Reply>(r->body) : Result<Reply>(std::move(r).error());
+        if (!reply && on_failure) return on_failure(reply.error());
         if (!reply) return deferred_op_failed(reply.error(), dirs, inodes);
         on_reply(*reply);
       }));
@@ -83,7 +85,7 @@ void FileClient::queue_deferred(uint32_t method, Req request, const Creds& creds
 
 void FileClient::deferred_op_failed(const Error& error, const std::vector<Ino>& dirs,
                                     const std::vector<Ino>& inodes) {
-  spdlog::warn("deferred namespace change failed at the MDS: {}", error.to_string());
+  spdlog::warn("deferred change failed at the MDS: {}", error.to_string());
   if (!deferred_error_) deferred_error_ = error;
   for (Ino dir : dirs) {
     dirs_.forget(dir);
@@ -287,7 +289,13 @@ bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest
 
 namespace dfs::client {
 
-// The callers (create, mknod, symlink) live in other files.
+// The callers (create, mknod, symlink; the deferred push) live in other files.
+template void FileClient::queue_deferred<proto::InodeReply>(
+    uint32_t, proto::WriteInlineRequest, const Creds&, std::vector<Ino>, std::vector<Ino>,
+    std::function<void(const proto::InodeReply&)>, std::function<void(const Error&)>);
+template void FileClient::queue_deferred<proto::InodeReply>(
+    uint32_t, proto::CommitWriteRequest, const Creds&, std::vector<Ino>, std::vector<Ino>,
+    std::function<void(const proto::InodeReply&)>, std::function<void(const Error&)>);
 template awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(
     const Creds&, uint32_t, proto::MknodRequest);
 template awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(

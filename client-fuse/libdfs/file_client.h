@@ -166,7 +166,9 @@ class FileClient {
   awaitable<Result<uint64_t>> write(Fh fh, uint64_t offset, std::string data, bool append);
   // Pushes the file's buffered writes and size to the MDS; reports (once) an earlier
   // failed background write. When it returns, the data is durable on the OSDs and the
-  // MDS has applied the size (durable once the MDS's log is: see sync_metadata()).
+  // MDS has applied the size (durable once the MDS's log is: see sync_metadata()), or,
+  // in exclusive mode, an inline file's bytes are queued for the MDS in order with the
+  // other deferred changes (deferred_push.cc); either way every later MDS call sees them.
   awaitable<Status> flush(Fh fh);
   // flush(), then sync_metadata(): everything written through `fh` is durable.
   awaitable<Status> fsync(Fh fh);
@@ -293,10 +295,22 @@ class FileClient {
   void deferred_op_failed(const Error& error, const std::vector<Ino>& dirs,
                           const std::vector<Ino>& inodes);
   // Seals the attribute changes, queues `request` and schedules the flush. Its reply
-  // goes to `on_reply`; a failure to deferred_op_failed with `dirs` and `inodes`.
+  // goes to `on_reply`; a failure to `on_failure` if given, else to deferred_op_failed
+  // with `dirs` and `inodes`.
   template <class Reply, class Req>
   void queue_deferred(uint32_t method, Req request, const Creds& creds, std::vector<Ino> dirs,
-                      std::vector<Ino> inodes, std::function<void(const Reply&)> on_reply);
+                      std::vector<Ino> inodes, std::function<void(const Reply&)> on_reply,
+                      std::function<void(const Error&)> on_failure = nullptr);
+  // Deferred data pushes (deferred_push.cc). In exclusive mode a flush that is not an
+  // fsync queues an inline file's buffered bytes (kMdsWriteInline), or the commit of
+  // object writes (kMdsCommitWrite), like the changes above instead of waiting for the
+  // MDS, with the inode the op will make adopted. Require st->flush_mu held. Return
+  // false when the push must go synchronously.
+  bool defer_inline_push(const std::shared_ptr<FileState>& st);
+  bool defer_commit(const std::shared_ptr<FileState>& st);
+  // What we know of the file when a push of it may be deferred at all.
+  const Known* push_deferrable(const FileState& st) const;
+  void push_settled(FileState& st, uint64_t bytes);
   // A fresh inode number from the delegated range, fetching a new range when empty.
   awaitable<Result<Ino>> delegated_ino(const Creds& creds);
 
@@ -329,6 +343,7 @@ class FileClient {
   // Deferred changes already made requests (namespace changes, sealed attribute
   // changes), in the order they must reach the MDS; the queued attribute changes follow.
   std::deque<MdsSession::Deferred> deferred_ops_;
+  uint64_t deferred_push_bytes_ = 0;  // data in queued or unanswered deferred pushes
   Ino delegated_next_ = 0;  // the delegated inode numbers not yet used: [next, end)
   Ino delegated_end_ = 0;
   bool mds_delegates_inos_ = true;  // false: the MDS does not know kMdsAllocInos

@@ -242,7 +242,7 @@ awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
 awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st, bool* made_durable) {
   Status result;
   if (made_durable) *made_durable = false;
-  if (st->is_inline && st->inline_data.dirty()) {
+  if (st->is_inline && st->inline_data.dirty() && (made_durable || !defer_inline_push(st))) {
     auto dirty = st->inline_data.take_dirty();
     uint64_t lo = dirty.offset;
     uint64_t hi = lo + dirty.bytes.size();
@@ -272,7 +272,7 @@ awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st, bool* 
       }
     }
   }
-  if (st->commit_dirty) {
+  if (st->commit_dirty && (made_durable || !defer_commit(st))) {
     uint64_t end = st->commit_end;
     bool clear = st->clear_privileges;
     st->commit_dirty = false;

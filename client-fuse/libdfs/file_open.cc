@@ -251,7 +251,9 @@ awaitable<Status> FileClient::release(Fh fh) {
 }
 
 awaitable<void> FileClient::drop_state(std::shared_ptr<FileState> st) {
-  if (st->handles > 0 || st->dirty() || st->flush_mu.locked()) co_return;
+  if (st->handles > 0 || st->dirty() || st->deferred_pushes > 0 || st->flush_mu.locked()) {
+    co_return;
+  }
   auto it = states_.find(st->ino);
   if (it == states_.end() || it->second != st) co_return;
   states_.erase(it);
@@ -277,8 +279,8 @@ awaitable<void> FileClient::reopen_all() {
   for (auto& [ino, creds] : opens) {
     proto::OpenRequest request;
     request.set_ino(ino);
-    auto reopened =
-        co_await mds_.call<proto::InodeReply>(rpc::kMdsOpen, std::move(request), creds, true);
+    auto reopened = co_await mds_.call_alone<proto::InodeReply>(rpc::kMdsOpen, std::move(request),
+                                                                creds, true);
     if (!reopened) spdlog::warn("re-opening inode {:#x}: {}", ino, reopened.error().to_string());
   }
 }
@@ -319,6 +321,10 @@ awaitable<Status> FileClient::shutdown() {
     }
     co_await bounded_gather(std::move(drops));
   }
+  if (mds_.unsent() > 0) {
+    spdlog::error("unmounting with the MDS unreachable: {} deferred change(s) never reached it",
+                  mds_.unsent());
+  }
   spdlog::info("MDS calls (method: count x mean latency): {}", mds_.stats_summary());
   co_return synced;
 }
@@ -329,6 +335,7 @@ awaitable<void> FileClient::flusher_loop() {
     flusher_timer_->expires_after(std::min(options_.commit_interval, Duration(1000)));
     co_await flusher_timer_->async_wait(use_awaitable_tuple);
     if (stopping_) break;
+    if (mds_.unsent() > 0) schedule_deferred_flush();  // the MDS was away: try again
     std::vector<std::shared_ptr<FileState>> states;
     for (auto& [ino, st] : states_) states.push_back(st);
     auto now = Clock::now();

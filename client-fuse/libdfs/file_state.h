@@ -53,6 +53,9 @@ struct FileState {
   uint64_t commit_end = 0;
   bool clear_privileges = false;
   Creds writer;  // the credentials buffered writes are pushed with
+  // Deferred pushes of this file's bytes not yet answered: the state, which holds the
+  // bytes, is not dropped until they are (a failed one is sent again).
+  int deferred_pushes = 0;
 
   int handles = 0;
   AsyncMutex flush_mu;

@@ -52,11 +52,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   session_ = std::move(reply);
   session_conn_ = conn;
   session_addr_ = addr;
-  if (restarted && on_new_instance_) {
-    reopening_ = true;
-    co_await on_new_instance_();
-    reopening_ = false;
-  }
+  if (restarted && on_new_instance_) co_await on_new_instance_();
   co_return conn;
 }
 
@@ -85,15 +81,22 @@ std::string MdsSession::stats_summary() const {
 }
 
 awaitable<void> MdsSession::wait_for_deferred_batches() {
-  if (reopening_) co_return;
   while (deferred_in_flight_ > 0) co_await deferred_answered_.async_wait(use_awaitable_tuple);
+}
+
+std::vector<MdsSession::Deferred> MdsSession::take_deferred() {
+  std::vector<Deferred> items = std::move(unsent_);
+  unsent_.clear();
+  if (deferred_source_) {
+    for (auto& item : deferred_source_()) items.push_back(std::move(item));
+  }
+  return items;
 }
 
 awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string body) {
   auto started = Clock::now();
   co_await wait_for_deferred_batches();
-  std::vector<Deferred> items;
-  if (deferred_source_) items = deferred_source_();
+  std::vector<Deferred> items = take_deferred();
   Result<rpc::Frame> result;
   if (items.empty()) {
     result = co_await call_with_retries(method, std::move(body));
@@ -109,19 +112,24 @@ awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string 
 
 awaitable<void> MdsSession::flush_deferred() {
   co_await wait_for_deferred_batches();
-  std::vector<Deferred> items;
-  if (deferred_source_) items = deferred_source_();
+  std::vector<Deferred> items = take_deferred();
   if (items.empty()) co_return;
   ignore_error(co_await call_batch(std::move(items)), "each item's outcome went to its owner");
 }
 
 awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items) {
-  // Bounded batches (a frame body is at most 4 MiB), sent one after the other so that
-  // the order holds across them.
+  // Bounded batches (a frame body is at most 4 MiB; deferred data pushes carry up to
+  // the inline threshold each), sent one after the other so that the order holds
+  // across them.
   constexpr size_t kMaxItems = 1024;
+  constexpr size_t kMaxBatchBytes = 2u << 20;
   Result<rpc::Frame> last;
-  for (size_t first = 0; first < items.size(); first += kMaxItems) {
-    size_t end = std::min(items.size(), first + kMaxItems);
+  for (size_t first = 0, end = 0; first < items.size(); first = end) {
+    size_t bytes = 0;
+    for (end = first; end < items.size() && end - first < kMaxItems; ++end) {
+      if (end > first && bytes + items[end].body.size() > kMaxBatchBytes) break;
+      bytes += items[end].body.size();
+    }
     proto::BatchRequest batch;
     for (size_t i = first; i < end; ++i) {
       auto* out = batch.add_items();
@@ -137,6 +145,20 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
                                            : Result<proto::BatchReply>(std::move(sent).error());
     if (reply && static_cast<size_t>(reply->results_size()) != end - first) {
       reply = make_error(ErrorCode::kProtocol, "a batch reply with the wrong number of results");
+    }
+    if (!reply && is_retryable(reply.error().code())) {
+      // The MDS could not be reached: this batch and the ones after it keep their
+      // deferred items for the next attempt (in order); the caller's request fails.
+      size_t kept = 0;
+      for (size_t i = first; i < items.size(); ++i) {
+        if (items[i].done) {
+          unsent_.push_back(std::move(items[i]));
+          ++kept;
+        }
+      }
+      spdlog::warn("MDS unreachable: {} deferred change(s) kept to be sent again ({})", kept,
+                   reply.error().to_string());
+      co_return unexpected(std::move(reply).error());
     }
     for (size_t i = first; i < end; ++i) {
       Result<rpc::Frame> one;

@@ -44,6 +44,19 @@ class MdsSession {
     co_return rpc::parse_body<Resp>(frame.body);
   }
 
+  // For the on_new_instance hook only: `request` goes at once, alone. The hook runs
+  // inside the connection attempt of a call that may be a batch of deferred changes;
+  // waiting for that batch would deadlock, and carrying changes deferred after it, or
+  // letting any other call pass it while the hook runs, would reorder them (a rename
+  // whose file's create was in that batch failed with "no entry" after a failover).
+  template <class Resp, class Req>
+  awaitable<Result<Resp>> call_alone(uint32_t method, Req request, const Creds& creds,
+                                     bool mutating) {
+    stamp(request, creds, mutating);
+    DFS_CO_AWAIT_TRY(auto frame, call_with_retries(method, request.SerializeAsString()));
+    co_return rpc::parse_body<Resp>(frame.body);
+  }
+
   // A mutation the owner has already answered for (a deferred attribute change): its
   // request, serialized with a fresh request id, and what to do with its outcome.
   struct Deferred {
@@ -64,10 +77,15 @@ class MdsSession {
   }
   // Sends whatever is deferred now (the owner's timer, sync), and waits for it.
   awaitable<void> flush_deferred();
+  // Deferred mutations whose batch could not reach the MDS (it gave up after
+  // op_timeout): kept, in order, to go first with the next call or flush_deferred().
+  // The owner answered for them, so they are never dropped for the MDS being away; a
+  // resend of one the MDS did apply is deduplicated by its request id.
+  size_t unsent() const { return unsent_.size(); }
 
   // Called (and awaited) when a session opens on an MDS instance other than the one
   // before (it restarted and lost its in-memory open counts): the owner re-sends
-  // kMdsOpen for every file it holds open, within the MDS's reclaim grace period.
+  // kMdsOpen for every file it holds open (call_alone), within the reclaim grace period.
   void on_new_instance(std::function<awaitable<void>()> hook) {
     on_new_instance_ = std::move(hook);
   }
@@ -96,6 +114,8 @@ class MdsSession {
   awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
   // Waits until no batch carrying deferred changes is in flight (see below).
   awaitable<void> wait_for_deferred_batches();
+  // The unsent mutations, then the owner's newly deferred ones.
+  std::vector<Deferred> take_deferred();
   // Sends `items` in order as kMdsBatch requests and hands each its result; the result
   // of the item without a `done` (call_raw's own request) is returned.
   awaitable<Result<rpc::Frame>> call_batch(std::vector<Deferred> items);
@@ -115,6 +135,7 @@ class MdsSession {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the map listener
   std::function<awaitable<void>()> on_new_instance_;
   std::function<std::vector<Deferred>()> deferred_source_;
+  std::vector<Deferred> unsent_;
   // Batches carrying deferred changes that are sent and not yet answered. Every call
   // waits for them before it takes the next deferred changes and goes out: the MDS
   // answers a batch once all its items are applied, so it then applies this client's
@@ -125,9 +146,6 @@ class MdsSession {
   // changed by a later mkdir was answered from a prediction made before it.)
   int deferred_in_flight_ = 0;
   asio::steady_timer deferred_answered_;  // cancelled when deferred_in_flight_ drops to 0
-  // Inside on_new_instance_ (re-opening held files before anything else): those calls
-  // must not wait for the batch whose connection attempt runs the hook.
-  bool reopening_ = false;
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
   std::map<uint32_t, MethodStats> stats_;

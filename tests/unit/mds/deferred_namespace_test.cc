@@ -215,6 +215,57 @@ TEST_CASE("mds/deferred namespace: a predicted setxattr (an ACL, a user attribut
   }
 }
 
+TEST_CASE("mds/deferred namespace: a predicted inline data push is what the MDS makes of it") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "f", 0755);
+  DFS_REQUIRE_OK(f);
+  DFS_REQUIRE_OK(h.chmod(f->ino(), 06755));
+  DFS_REQUIRE_OK(h.setxattr(f->ino(), "security.capability", "cap"));
+  int64_t second = 1700000400;
+  struct Push {
+    uint64_t offset;
+    std::string data;
+    uint32_t uid;  // root keeps setuid and setgid; anyone else loses them
+  };
+  // First bytes, an overwrite inside, a write past the end leaving a gap (zeros), and
+  // one by a non-root writer.
+  for (const auto& push : std::vector<Push>{
+           {0, "first bytes", 0}, {2, "XY", 0}, {100, "after a gap", 0}, {5, "user", 1000}}) {
+    CAPTURE(push.offset);
+    auto known = h.getattr(f->ino());
+    DFS_REQUIRE_OK(known);
+    // What the client seeds: the inode it knows, and as many bytes as its size (which
+    // bytes does not matter: the reply has none).
+    proto::Inode seed = *known;
+    seed.set_inline_data(std::string(seed.size(), '\0'));
+    auto now = at(++second, 7);
+    proto::WriteInlineRequest req;
+    *req.mutable_header() = h.header();
+    req.mutable_header()->mutable_creds()->set_uid(push.uid);
+    *req.mutable_header()->mutable_client_time() = now;
+    req.set_ino(f->ino());
+    req.set_offset(push.offset);
+    req.set_data(push.data);
+    *req.mutable_mtime() = at(second, 1);
+    proto::MdsLogEntry entry;
+    *entry.mutable_write_inline() = req;
+    *entry.mutable_now() = now;
+    entry.set_index(1);
+    auto body = client::predict_entry(entry, {seed}, {});
+    DFS_REQUIRE_OK(body);
+    proto::InodeReply predicted;
+    REQUIRE(predicted.ParseFromString(*body));
+    auto applied = h.call<proto::InodeReply>(rpc::kMdsWriteInline, req);
+    DFS_REQUIRE_OK(applied);
+    check_same_inode(predicted.inode(), applied->inode());
+  }
+  auto last = h.getattr(f->ino());
+  DFS_REQUIRE_OK(last);
+  CHECK(last->size() == 111);
+  CHECK((last->mode() & 07777) == 0755);
+  CHECK(last->xattrs().count("security.capability") == 0);
+}
+
 TEST_CASE("mds/deferred namespace: a predicted unlink or rmdir is what the MDS makes of it") {
   MdsHarness h;
   auto dir = h.mkdir(kRootIno, "d");
