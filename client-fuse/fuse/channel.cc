@@ -28,7 +28,8 @@ Status set_nonblocking(int fd) {
 
 }  // namespace
 
-awaitable<Status> serve_fuse_channel(fuse_session* session) {
+awaitable<Status> serve_fuse_channel(fuse_session* session,
+                                     std::chrono::microseconds busy_poll) {
   auto executor = co_await asio::this_coro::executor;
   int fd = fuse_session_fd(session);
   DFS_CO_TRY_STATUS(set_nonblocking(fd));
@@ -51,6 +52,7 @@ awaitable<Status> serve_fuse_channel(fuse_session* session) {
 
   Status status = ok_status();
   fuse_buf buf{};
+  auto last_request = std::chrono::steady_clock::now();
   while (!fuse_session_exited(session)) {
     if (inflight_full()) {
       full_wait.expires_after(kFullRetry);
@@ -59,6 +61,12 @@ awaitable<Status> serve_fuse_channel(fuse_session* session) {
     }
     int got = fuse_session_receive_buf(session, &buf);
     if (got == -EAGAIN) {
+      if (std::chrono::steady_clock::now() - last_request < busy_poll) {
+        // Still polling: yield to whatever else is ready (the reactor is polled without
+        // blocking while handlers are queued), then read again.
+        co_await asio::post(executor, asio::use_awaitable);
+        continue;
+      }
       auto [ec] = co_await device.async_wait(asio::posix::descriptor::wait_read,
                                              use_awaitable_tuple);
       if (ec && ec != asio::error::operation_aborted) {
@@ -76,6 +84,7 @@ awaitable<Status> serve_fuse_channel(fuse_session* session) {
       }
       break;
     }
+    last_request = std::chrono::steady_clock::now();
     fuse_session_process_buf(session, &buf);
     // Let the handler just spawned start (send its request) before reading the next.
     co_await asio::post(executor, asio::use_awaitable);

@@ -186,7 +186,8 @@ int serve(const MountOptions& o, Reporter& reporter) {
     reporter.fail("cannot mount on " + o.mountpoint + fuse_error_suffix());
   } else {
     spdlog::info("mounted {} on {} as client.{}", o.source_text, o.mountpoint, o.name);
-    Status served = fc.run(fuse::serve_fuse_channel(se));
+    Status served = fc.run(
+        fuse::serve_fuse_channel(se, std::chrono::microseconds(o.busy_poll_us)));
     if (!served) spdlog::error("{}", served.error().to_string());
     rc = served ? 0 : 1;
     fuse_session_unmount(se);

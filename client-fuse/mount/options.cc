@@ -152,6 +152,10 @@ Status apply_option(MountOptions& o, const std::string& key,
     o.exclusive = mode == "exclusive";
   } else if (key == "readahead_kb") {
     o.readahead_bytes = DFS_TRY(parse_uint(key, DFS_TRY(need()))) * 1024;
+  } else if (key == "poll_us") {
+    uint64_t us = DFS_TRY(parse_uint(key, DFS_TRY(need())));
+    if (us > 1000000) return bad("option poll_us must be 0..1000000 microseconds");
+    o.busy_poll_us = static_cast<uint32_t>(us);
   } else if (key == "writeback" || key == "nowriteback") {
     DFS_TRY_STATUS(flag());
     o.writeback_cache = key == "writeback";

@@ -50,6 +50,9 @@ struct MountOptions {
   // (see client-fuse/fuse/fs_ops.cc); nokillpriv is for measuring the difference.
   bool handle_killpriv = true;
   uint64_t readahead_bytes = 8u << 20;
+  // poll_us=N: how long the FUSE thread keeps polling /dev/fuse after a request before
+  // it sleeps (client-fuse/fuse/channel.h); 0: sleep at once.
+  uint32_t busy_poll_us = 50;
   std::string log_file;
   std::string log_level = "info";
 };

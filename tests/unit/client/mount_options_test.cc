@@ -69,7 +69,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(apply_option_list(o,
                             "name=lxc,ro,fs=main,entry_timeout=2.5,attr_timeout=0,"
                             "negative_timeout=0,op_timeout=15,mount_timeout=5,noacl,"
-                            "nowriteback,nosplice,readahead_kb=1024,log_level=debug"));
+                            "nowriteback,nosplice,readahead_kb=1024,poll_us=0,log_level=debug"));
     CHECK(o.name == "lxc");
     CHECK(o.read_only);
     CHECK(o.fs == "main");
@@ -82,6 +82,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(!o.writeback_cache);
     CHECK(!o.splice);
     CHECK(o.readahead_bytes == 1u << 20);
+    CHECK(o.busy_poll_us == 0);
     CHECK(o.log_level == "debug");
   }
   SUBCASE("cache mode") {
@@ -108,6 +109,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(error_of(apply_option_list(o, "secretfile=/nonexistent/key")).find("cannot be read") !=
           std::string::npos);
     CHECK(error_of(apply_option_list(o, "log_level=loud")).find("log_level") != std::string::npos);
+    CHECK(error_of(apply_option_list(o, "poll_us=5000000")).find("poll_us") != std::string::npos);
   }
   SUBCASE("--help names every option") {
     auto help = parse_mount_args({"--help"});
@@ -120,7 +122,7 @@ TEST_CASE("client/mount_options: option lists") {
     for (const char* key :
          {"name=", "secretfile=", "conf=", "fs=", "ro ", "cache=", "entry_timeout=",
           "attr_timeout=", "negative_timeout=", "op_timeout=", "mount_timeout=", "readahead_kb=",
-          "nowriteback", "noacl", "nosplice", "nokillpriv", "debug", "log_file=", "log_level="}) {
+          "poll_us=", "nowriteback", "noacl", "nosplice", "nokillpriv", "debug", "log_file=", "log_level="}) {
       CHECK_MESSAGE(text.find(key) != std::string::npos, key);
     }
   }
