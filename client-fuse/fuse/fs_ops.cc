@@ -2,6 +2,7 @@
 // complete ops table.
 #include <spdlog/spdlog.h>
 
+#include "client-fuse/fuse/op_stats.h"
 #include "client-fuse/fuse/ops.h"
 
 namespace dfs::fuse {
@@ -69,6 +70,8 @@ void on_destroy(void* userdata) {
   auto* ctx = static_cast<FuseContext*>(userdata);
   spdlog::info("getxattr(security.capability) requests from the kernel: {}",
                ctx->capability_getxattrs.load());
+  std::string ops = op_stats_summary();
+  if (!ops.empty()) spdlog::info("FUSE requests answered (service time in this client):\n{}", ops);
   auto& client = ctx->vfs->client();
   if (client.on_io_thread()) {
     // A FUSE_DESTROY request (fuseblk) on the channel's thread: it cannot wait for

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "client-fuse/fuse/errno_map.h"
+#include "client-fuse/fuse/op_stats.h"
 
 namespace dfs::fuse {
 namespace {
@@ -30,12 +31,13 @@ fuse_entry_param to_entry_param(const vfs::Entry& entry) {
   return e;
 }
 
-FuseReply::FuseReply(fuse_req_t req, const char* op) : req_(req), op_(op) {
+FuseReply::FuseReply(fuse_req_t req, const char* op)
+    : req_(req), op_(op), started_(std::chrono::steady_clock::now()) {
   inflight.fetch_add(1, std::memory_order_relaxed);
 }
 
 FuseReply::FuseReply(FuseReply&& other) noexcept
-    : req_(std::exchange(other.req_, nullptr)), op_(other.op_) {}
+    : req_(std::exchange(other.req_, nullptr)), op_(other.op_), started_(other.started_) {}
 
 FuseReply::~FuseReply() {
   if (!req_) return;
@@ -45,7 +47,10 @@ FuseReply::~FuseReply() {
 
 fuse_req_t FuseReply::take() {
   fuse_req_t req = std::exchange(req_, nullptr);
-  if (req) inflight.fetch_sub(1, std::memory_order_relaxed);
+  if (req) {
+    inflight.fetch_sub(1, std::memory_order_relaxed);
+    record_op(op_, std::chrono::steady_clock::now() - started_);
+  }
   return req;
 }
 

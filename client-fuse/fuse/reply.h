@@ -3,13 +3,15 @@
 // it answers EIO and logs the request's opcode, so the calling process never hangs.
 // Constructing one takes a slot of the in-flight limit and answering frees it; the
 // channel (channel.h) stops reading requests while every slot is taken, which is the
-// back-pressure STYLE.md allows. Replies may be sent from any thread.
+// back-pressure STYLE.md allows. Replies may be sent from any thread. Each answer
+// records the request's service time (op_stats.h).
 #pragma once
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 #include <sys/statvfs.h>
 
+#include <chrono>
 #include <string>
 
 #include "client-fuse/vfs/vfs.h"
@@ -54,6 +56,7 @@ class FuseReply {
 
   fuse_req_t req_;
   const char* op_;
+  std::chrono::steady_clock::time_point started_;  // for op_stats.h
 };
 
 fuse_entry_param to_entry_param(const vfs::Entry& entry);

@@ -88,8 +88,18 @@ StripeLayout FileClient::layout_of(const proto::Inode& inode) const {
 
 awaitable<Result<proto::Inode>> FileClient::lookup(Creds creds, Ino parent, std::string name) {
   DFS_CO_TRY_STATUS(check_name(name));
-  if (dirs_.contains(parent, name) == false) {
+  std::optional<bool> listed = dirs_.contains(parent, name);
+  if (listed == false) {
     co_return make_error(ErrorCode::kNotFound, "no entry '" + name + "' (known directory)");
+  }
+  // A name of a directory we track whose inode we know exactly: nothing but this
+  // client changes either (exclusive mode), so the answer needs no MDS. The kernel asks
+  // again for names it already had when their dentry times out (rsync's O_PATH walks
+  // did, once per directory, and each such lookup waited for the deferred queue).
+  if (listed == true) {
+    if (auto ino = dirs_.ino_of(parent, name)) {
+      if (auto inode = known_exactly(*ino)) co_return std::move(*inode);
+    }
   }
   proto::LookupRequest request;
   request.set_parent(parent);
@@ -99,14 +109,17 @@ awaitable<Result<proto::Inode>> FileClient::lookup(Creds creds, Ino parent, std:
   co_return inode;
 }
 
+std::optional<proto::Inode> FileClient::known_exactly(Ino ino) const {
+  const Known* k = known(ino);
+  if (!k || !attrs_fresh(*k) || k->inode.ino() != ino) return std::nullopt;
+  if (auto st = held(ino); st && st->dirty()) return std::nullopt;
+  proto::Inode inode = k->inode;
+  overlay(inode);
+  return inode;
+}
+
 awaitable<Result<proto::Inode>> FileClient::getattr(Creds creds, Ino ino) {
-  if (const Known* k = known(ino); k && attrs_fresh(*k)) {
-    if (auto st = held(ino); !st || !st->dirty()) {
-      proto::Inode inode = k->inode;
-      overlay(inode);
-      co_return inode;
-    }
-  }
+  if (auto inode = known_exactly(ino)) co_return std::move(*inode);
   proto::GetAttrRequest request;
   request.set_ino(ino);
   co_return co_await mds_inode(rpc::kMdsGetAttr, std::move(request), creds, false);

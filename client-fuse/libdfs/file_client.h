@@ -213,6 +213,9 @@ class FileClient {
   // back in a reply, also the side effects (a parent's mtime and nlink, a renamed
   // inode's ctime: `changed` in the replies), so what it learned stays exact.
   bool attrs_fresh(const Known& k) const { return k.exact; }
+  // The inode as the MDS has it plus what we buffer, when we know it exactly and hold
+  // no unpushed writes of it; nullopt: ask the MDS.
+  std::optional<proto::Inode> known_exactly(Ino ino) const;
   // The held state of a regular file, if any.
   std::shared_ptr<FileState> held(Ino ino) const;
   std::shared_ptr<FileState> state_for(const proto::Inode& inode);
