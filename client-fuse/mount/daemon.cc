@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -42,6 +43,13 @@ void log_from_libfuse(enum fuse_log_level level, const char* fmt, va_list ap) {
   } else {
     spdlog::debug("libfuse: {}", line);
   }
+}
+
+// CPUs this process may run on (its affinity mask, as taskset or a cgroup sets it).
+unsigned usable_cpus() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return static_cast<unsigned>(CPU_COUNT(&set));
 }
 
 std::string fuse_error_suffix() {
@@ -186,8 +194,8 @@ int serve(const MountOptions& o, Reporter& reporter) {
     reporter.fail("cannot mount on " + o.mountpoint + fuse_error_suffix());
   } else {
     spdlog::info("mounted {} on {} as client.{}", o.source_text, o.mountpoint, o.name);
-    Status served = fc.run(
-        fuse::serve_fuse_channel(se, std::chrono::microseconds(o.busy_poll_us)));
+    Status served = fc.run(fuse::serve_fuse_channel(
+        se, std::chrono::microseconds(mount::busy_poll_us_for(o.busy_poll_us, usable_cpus()))));
     if (!served) spdlog::error("{}", served.error().to_string());
     rc = served ? 0 : 1;
     fuse_session_unmount(se);

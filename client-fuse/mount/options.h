@@ -51,8 +51,8 @@ struct MountOptions {
   bool handle_killpriv = true;
   uint64_t readahead_bytes = 8u << 20;
   // poll_us=N: how long the FUSE thread keeps polling /dev/fuse after a request before
-  // it sleeps (client-fuse/fuse/channel.h); 0: sleep at once.
-  uint32_t busy_poll_us = 50;
+  // it sleeps (client-fuse/fuse/channel.h); 0: sleep at once. Unset: busy_poll_us_for.
+  std::optional<uint32_t> busy_poll_us;
   std::string log_file;
   std::string log_level = "info";
 };
@@ -64,6 +64,12 @@ inline constexpr double kExclusiveCacheSeconds = 60.0;
 inline constexpr double kSharedCacheSeconds = 1.0;
 inline double kernel_cache_seconds(const std::optional<double>& set, bool exclusive) {
   return set.value_or(exclusive ? kExclusiveCacheSeconds : kSharedCacheSeconds);
+}
+
+// poll_us left unset: 50 us where the caller and the FUSE thread can run on different
+// CPUs; 0 on a single CPU, where polling would only keep the caller from running.
+inline uint32_t busy_poll_us_for(const std::optional<uint32_t>& set, unsigned cpus) {
+  return set.value_or(cpus > 1 ? 50 : 0);
 }
 
 // Parses "mon1[,mon2...][:port]:/[subdir]". A port on the last monitor applies to

@@ -34,7 +34,8 @@ options (-o, comma-separated):
   mount_timeout=SEC     the monitors and the MDS must answer within it (30)
   readahead_kb=KB       sequential read-ahead (8192)
   poll_us=US            after a request, keep polling for the next one this long before
-                        sleeping: spares a wake-up per request under load (50; 0: off)
+                        sleeping: spares a wake-up per request under load (50 with more
+                        than one CPU, else 0: off)
   writeback|nowriteback the kernel's write-back cache (on)
   acl|noacl             POSIX ACLs (on)
   splice|nosplice       splice requests from the kernel (on)

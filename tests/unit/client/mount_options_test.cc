@@ -82,7 +82,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(!o.writeback_cache);
     CHECK(!o.splice);
     CHECK(o.readahead_bytes == 1u << 20);
-    CHECK(o.busy_poll_us == 0);
+    CHECK(o.busy_poll_us == 0u);
     CHECK(o.log_level == "debug");
   }
   SUBCASE("cache mode") {
@@ -93,6 +93,12 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(kernel_cache_seconds(o.attr_timeout, o.exclusive) == kSharedCacheSeconds);
     CHECK(error_of(apply_option_list(o, "cache=maybe")).find("exclusive or shared") !=
           std::string::npos);
+  }
+  SUBCASE("busy polling: 50 us by default, off on one CPU, as set otherwise") {
+    CHECK(busy_poll_us_for(o.busy_poll_us, 2) == 50);
+    CHECK(busy_poll_us_for(o.busy_poll_us, 1) == 0);
+    CHECK(apply_option_list(o, "poll_us=200"));
+    CHECK(busy_poll_us_for(o.busy_poll_us, 1) == 200);
   }
   SUBCASE("kernel flags pass through") {
     CHECK(apply_option_list(o, "nosuid,nodev,noatime"));
