@@ -23,6 +23,8 @@ enum Method : uint32_t {
   kOsdList = 203,
   kOsdRepWrite = 204,
   kOsdStatFs = 205,
+  kOsdPush = 206,        // recovery: one object's whole state, primary -> member
+  kOsdPgActivate = 207,  // end of peering: the member holds the PG as of a version
 
   kMdsSession = 300,
   kMdsLookup = 301,

@@ -35,6 +35,17 @@ std::string pg_info_key(uint32_t pool, uint32_t pg) {
   return key;
 }
 
+std::string pg_update_key(uint32_t pool, uint32_t pg) {
+  std::string key = "pgupd/";
+  put_be(key, pool, 4);
+  put_be(key, pg, 4);
+  return key;
+}
+
+bool version_less(const proto::Version& a, const proto::Version& b) {
+  return a.epoch() != b.epoch() ? a.epoch() < b.epoch() : a.seq() < b.seq();
+}
+
 std::string request_key(const proto::RequestId& reqid) {
   return reqid.client() + "#" + std::to_string(reqid.seq());
 }
@@ -43,6 +54,12 @@ Result<PgState> PgState::load(ObjectStore& store, uint32_t pool, uint32_t pg) {
   PgState state;
   auto info = DFS_TRY(store.get_meta(pg_info_key(pool, pg)));
   if (info) state.last_seq_ = get_be(*info);
+  if (auto update = DFS_TRY(store.get_meta(pg_update_key(pool, pg))); update && update->size() == 16) {
+    proto::Version v;
+    v.set_epoch(get_be(update->substr(0, 8)));
+    v.set_seq(get_be(update->substr(8)));
+    state.observe(v);
+  }
   auto entries = DFS_TRY(store.scan_meta(pg_log_prefix(pool, pg)));
   for (const auto& [key, value] : entries) {
     proto::PgLogEntry entry;
@@ -50,10 +67,27 @@ Result<PgState> PgState::load(ObjectStore& store, uint32_t pool, uint32_t pg) {
       return make_error(ErrorCode::kCorruption, "undecodable PG log entry in pg " +
                                                     std::to_string(pool) + "." + std::to_string(pg));
     }
-    state.observe_seq(entry.version().seq());
+    state.observe(entry.version());
     if (entry.has_reqid()) state.remember(entry.reqid(), entry.version());
   }
   return state;
+}
+
+void PgState::observe(const proto::Version& version) {
+  observe_seq(version.seq());
+  if (version_less(last_update_, version)) last_update_ = version;
+}
+
+void PgState::activate_to(Transaction& txn, uint32_t pool, uint32_t pg,
+                          const proto::Version& version) {
+  observe(version);
+  std::string value;
+  put_be(value, last_update_.epoch(), 8);
+  put_be(value, last_update_.seq(), 8);
+  txn.put_meta(pg_update_key(pool, pg), value);
+  std::string info;
+  put_be(info, last_seq_, 8);
+  txn.put_meta(pg_info_key(pool, pg), info);
 }
 
 std::optional<proto::Version> PgState::find(const proto::RequestId& reqid) const {

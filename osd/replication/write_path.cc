@@ -78,6 +78,9 @@ awaitable<Result<rpc::Reply>> OsdService::on_write(rpc::ConnectionPtr, rpc::Fram
   auto request = DFS_CO_TRY(rpc::parse_body<proto::WriteRequest>(frame.body));
   DFS_CO_TRY_STATUS(validate_write(request, frame.data));
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
+  DFS_CO_TRY(locate(request.object()));
+  // Before the object's lock: peering waits for admitted ops, which may hold locks.
+  DFS_CO_AWAIT_TRY(auto admitted, admit(request.object().pool(), request.object().pg()));
   auto guard = co_await locks_.lock(lock_key(request.object()));
   // Checked under the lock: the map may have moved while we waited for it.
   const proto::Pool* pool = DFS_CO_TRY(locate(request.object()));
@@ -107,6 +110,7 @@ awaitable<Result<rpc::Reply>> OsdService::on_write(rpc::ConnectionPtr, rpc::Fram
   DFS_CO_AWAIT_TRY(auto copies, replicate(request, std::move(frame.data), version, acting,
                                               pool->min_size()));
   pg->remember(request.reqid(), version);
+  pg->observe(version);
   *reply.mutable_version() = version;
   reply.set_copies(copies);
   co_return rpc::make_reply(reply);
@@ -280,7 +284,7 @@ awaitable<Result<rpc::Reply>> OsdService::on_rep_write(rpc::ConnectionPtr, rpc::
   DFS_CO_TRY(locate(request.op().object()));
   DFS_CO_AWAIT_TRY(PgState* pg, load_pg(request.op().object().pool(), request.op().object().pg()));
   DFS_CO_TRY_STATUS(co_await apply_local(request.op(), std::move(frame.data), request.version()));
-  pg->observe_seq(request.version().seq());
+  pg->observe(request.version());
   pg->remember(request.op().reqid(), request.version());
   co_return rpc::make_reply(proto::RepWriteReply());
 }

@@ -41,6 +41,8 @@ Result<std::string> OsdService::start() {
   server_.handle(rpc::kOsdStat, std::bind(&OsdService::on_stat, this, _1, _2));
   server_.handle(rpc::kOsdList, std::bind(&OsdService::on_list, this, _1, _2));
   server_.handle(rpc::kOsdStatFs, std::bind(&OsdService::on_statfs, this, _1, _2));
+  server_.handle(rpc::kOsdPush, std::bind(&OsdService::on_push, this, _1, _2));
+  server_.handle(rpc::kOsdPgActivate, std::bind(&OsdService::on_pg_activate, this, _1, _2));
   address_ = DFS_TRY(server_.listen(options_.listen_addr));
   maps_.add_listener([this](const ClusterMap& previous) { on_map_change(previous); });
   maps_.start();
@@ -100,6 +102,8 @@ void OsdService::on_map_change(const ClusterMap& previous) {
       messenger_.reset(before->addr());
     }
   }
+  // PGs whose acting set changed peer (and recover) before they serve again.
+  schedule_peering();
 }
 
 awaitable<Status> OsdService::catch_up_map(uint64_t epoch) {

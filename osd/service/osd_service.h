@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,12 @@ struct OsdOptions {
   Duration replica_timeout{5000};  // one replica write; then the peer is reported
   Duration map_wait{30000};        // how long a request waits for a newer map
   int blocking_threads = 8;
+};
+
+// One object's whole state as recovery copies it.
+struct ObjectCopy {
+  ObjectVersion version;
+  std::string data;
 };
 
 class OsdService {
@@ -73,6 +80,29 @@ class OsdService {
                                       proto::Version removed_at);
   void report_failure(int32_t peer, const Error& error);
 
+  // peering.cc
+  struct MemberListing {
+    int32_t osd = 0;
+    proto::Version last_update;
+    std::map<std::string, ObjectVersion> objects;
+  };
+  std::vector<PgMember> acting_members(const proto::Pool& pool, uint32_t pg) const;
+  // Admits one op on a PG this OSD is primary of, peering it first when its acting set
+  // changed. Errors: kNotPrimary, kNoSuchPool, kUnavailable (a member did not answer).
+  awaitable<Result<PgState::OpGuard>> admit(uint32_t pool, uint32_t pg);
+  awaitable<Status> peer(uint32_t pool, uint32_t pg, PgState* state);
+  awaitable<Result<MemberListing>> list_member(int32_t osd, uint32_t pool, uint32_t pg);
+  // nullopt: the object does not exist there.
+  awaitable<Result<std::optional<ObjectCopy>>> fetch_copy(int32_t osd, const ObjectKey& key);
+  awaitable<Status> push_copy(int32_t osd, const ObjectKey& key, std::optional<ObjectCopy> copy);
+  // `last_update` must outlive the call (the caller awaits it at once).
+  awaitable<Status> activate_member(int32_t osd, uint32_t pool, uint32_t pg,
+                                    const proto::Version& last_update);
+  void schedule_peering();
+  awaitable<void> peering_loop();
+  Handler on_push(rpc::ConnectionPtr conn, rpc::Frame frame);
+  Handler on_pg_activate(rpc::ConnectionPtr conn, rpc::Frame frame);
+
   // read_path.cc
   Handler on_read(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_stat(rpc::ConnectionPtr conn, rpc::Frame frame);
@@ -94,6 +124,9 @@ class OsdService {
   std::map<PgKey, std::unique_ptr<PgState>> pgs_;
   KeyLocks locks_;
   bool booting_ = false;
+  bool peering_wanted_ = false;   // a pass over this OSD's PGs is due
+  bool peering_running_ = false;
+  uint64_t recovered_objects_ = 0;  // copied or removed onto members by peering
   uint64_t instance_;  // this process's boot nonce
 };
 

@@ -1,4 +1,5 @@
-// Reads, stats and listings. The primary serves them from its store; a block whose
+// Reads, stats and listings. The primary serves them from its store once the PG is
+// peered (peering.cc); a block whose
 // checksum fails is served from another replica instead (repair is the recovery
 // issue's), so a client never receives bad bytes.
 #include <spdlog/spdlog.h>
@@ -15,6 +16,13 @@ awaitable<Result<rpc::Reply>> OsdService::on_read(rpc::ConnectionPtr, rpc::Frame
   auto acting = map().acting(*pool, request.object().pg());
   bool primary = !acting.empty() && acting.front() == options_.id;
   if (!primary && !request.any_replica()) co_return unexpected(not_primary(request.object()));
+  // As the primary, only once the PG's members agree (peering.cc); a member's own copy
+  // (any_replica, as peering reads it) is served as it is.
+  std::optional<PgState::OpGuard> admitted;
+  if (!request.any_replica()) {
+    DFS_CO_AWAIT_TRY(auto op, admit(request.object().pool(), request.object().pg()));
+    admitted.emplace(std::move(op));
+  }
   // Under the object's lock: a read never sees a write that is not yet on every replica.
   auto guard = co_await locks_.lock(std::to_string(request.object().pool()) + "/" + request.object().name());
   ObjectKey key = object_key(request.object());
@@ -65,6 +73,11 @@ awaitable<Result<rpc::Reply>> OsdService::on_stat(rpc::ConnectionPtr, rpc::Frame
   if ((acting.empty() || acting.front() != options_.id) && !request.any_replica()) {
     co_return unexpected(not_primary(request.object()));
   }
+  std::optional<PgState::OpGuard> admitted;
+  if (!request.any_replica()) {
+    DFS_CO_AWAIT_TRY(auto op, admit(request.object().pool(), request.object().pg()));
+    admitted.emplace(std::move(op));
+  }
   ObjectKey key = object_key(request.object());
   auto stat = [this, key] { return store_->stat(key); };  // named: see on_read
   DFS_CO_AWAIT_TRY(auto info, run_blocking(blocking_, std::move(stat)));
@@ -80,15 +93,20 @@ awaitable<Result<rpc::Reply>> OsdService::on_list(rpc::ConnectionPtr, rpc::Frame
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
   const auto* pool = map().pool(static_cast<int32_t>(request.pool()));
   if (!pool) co_return make_error(ErrorCode::kNoSuchPool, "pool id " + std::to_string(request.pool()));
-  auto acting = map().acting(*pool, request.pg());
-  if (acting.empty() || acting.front() != options_.id) {
-    co_return make_error(ErrorCode::kNotPrimary, entity_ + " is not the primary of pg " +
-                                                     std::to_string(request.pool()) + "." +
-                                                     std::to_string(request.pg()));
+  if (request.pg() >= pool->pg_num()) {
+    co_return make_error(ErrorCode::kInvalidArgument, "pool " + std::to_string(request.pool()) +
+                                                          " has no pg " + std::to_string(request.pg()));
   }
+  std::optional<PgState::OpGuard> admitted;
+  if (!request.any_replica()) {
+    DFS_CO_AWAIT_TRY(auto op, admit(request.pool(), request.pg()));
+    admitted.emplace(std::move(op));
+  }
+  DFS_CO_AWAIT_TRY(PgState * pg, load_pg(request.pool(), request.pg()));
   DFS_CO_AWAIT_TRY(auto entries, run_blocking(
       blocking_, [this, pool_id = request.pool(), pg = request.pg()] { return store_->list(pool_id, pg); }));
   proto::ListReply reply;
+  *reply.mutable_last_update() = pg->last_update();
   for (const auto& [name, info] : entries) {
     auto* entry = reply.add_entries();
     entry->set_name(name);
@@ -106,6 +124,7 @@ awaitable<Result<rpc::Reply>> OsdService::on_statfs(rpc::ConnectionPtr, rpc::Fra
   reply.set_used_bytes(usage.used_bytes);
   reply.set_available_bytes(usage.available_bytes);
   reply.set_objects(usage.object_count);
+  reply.set_recovered_objects(recovered_objects_);
   co_return rpc::make_reply(reply);
 }
 

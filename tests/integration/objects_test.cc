@@ -179,13 +179,9 @@ TEST_CASE_FIXTURE(DataPoolCluster,
   DFS_CHECK_OK(cluster.check_healthy());
 }
 
-// Known failure, kept as a reproduction: the OSD has no peering or recovery yet, so an
-// OSD that comes back up serves its PGs (as primary, for some) without the writes it
-// missed while down, and acknowledged objects read as "not found". should_fail() makes
-// this case pass while that holds; once recovery lands it reports an unexpected pass:
-// drop the decorator then.
-TEST_CASE("integration/objects: an OSD that restarts after missing writes serves them" *
-          doctest::should_fail()) {
+// An OSD that comes back after missing writes must not serve its PGs (as primary, for
+// some) before peering has given it what it missed (osd/pg/peering.cc).
+TEST_CASE("integration/objects: an OSD that restarts after missing writes serves them") {
   TestCluster cluster;
   INFO("cluster dir " << cluster.dir());
   auto client = cluster.boot_with_pool("data", 16, Duration(20000));
@@ -205,6 +201,67 @@ TEST_CASE("integration/objects: an OSD that restarts after missing writes serves
                 "reading writes made while osd.1 was down: " << summarize(problems));
   auto replica_problems = verify_replicas(c, "data", specs, 3, 8);
   CHECK_MESSAGE(replica_problems.empty(), "comparing replicas: " << summarize(replica_problems));
+  DFS_CHECK_OK(cluster.check_healthy());
+}
+
+uint64_t recovered_objects(client::ObjectClient& c, int osds) {
+  uint64_t total = 0;
+  for (int id = 0; id < osds; ++id) {
+    auto df = c.run(c.osd_statfs(id));
+    if (df) total += df->recovered_objects();
+  }
+  return total;
+}
+
+// Issue 5, must-show 2: stop an OSD, overwrite, remove and create objects, restart it:
+// peering copies exactly the changed objects to it and nothing stale is served.
+TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it missed") {
+  TestCluster cluster;
+  INFO("cluster dir " << cluster.dir());
+  auto client = cluster.boot_with_pool("data", 16, Duration(20000));
+  DFS_REQUIRE_OK(client);
+  auto& c = **client;
+  std::vector<ObjectSpec> specs;
+  for (size_t i = 0; i < 200; ++i) {
+    specs.push_back(ObjectSpec{"kept-" + std::to_string(i), i, 3000 + 7 * i, {}});
+    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
+  }
+  DFS_REQUIRE_OK(cluster.kill("osd.1"));
+  DFS_REQUIRE_OK(cluster.wait_osd_down(1));
+  uint64_t before = recovered_objects(c, 3);
+
+  // While osd.1 is down: 20 overwritten, 10 removed, 5 created.
+  for (size_t i = 0; i < 20; ++i) {
+    specs[i].seed = 10000 + i;
+    specs[i].size = 5000 + i;
+    DFS_REQUIRE_OK(write_spec(c, "data", specs[i]));
+  }
+  std::vector<std::string> removed;
+  for (size_t i = 20; i < 30; ++i) {
+    removed.push_back(specs[i].name);
+    DFS_REQUIRE_OK(c.run(c.remove("data", specs[i].name)));
+  }
+  specs.erase(specs.begin() + 20, specs.begin() + 30);
+  for (size_t i = 0; i < 5; ++i) {
+    specs.push_back(ObjectSpec{"new-" + std::to_string(i), 500 + i, 4000 + i, {}});
+    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
+  }
+
+  DFS_REQUIRE_OK(cluster.start("osd.1"));
+  DFS_REQUIRE_OK(cluster.wait_osds_up(3));
+  // Through the primaries: each PG peers before it serves, so nothing stale is read.
+  auto problems = verify_objects(c, "data", specs, 8);
+  CHECK_MESSAGE(problems.empty(), "reading after osd.1 returned: " << summarize(problems));
+  for (const auto& name : removed) {
+    auto gone = c.run(c.read("data", name, 0, 0));
+    CHECK_MESSAGE(!gone, name << " was removed but reads back");
+    auto on_osd1 = c.run(c.read_from_osd("data", name, 1));
+    CHECK_MESSAGE(!on_osd1, name << " was removed but osd.1 still holds it");
+  }
+  auto replica_problems = verify_replicas(c, "data", specs, 3, 8);
+  CHECK_MESSAGE(replica_problems.empty(), "comparing replicas: " << summarize(replica_problems));
+  // Exactly the 35 changed objects were copied (or removed), none of the 180 others.
+  CHECK(recovered_objects(c, 3) - before == 35);
   DFS_CHECK_OK(cluster.check_healthy());
 }
 

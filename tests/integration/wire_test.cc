@@ -277,7 +277,8 @@ TEST_CASE("integration/wire: malformed frames are refused without harm") {
   std::vector<Target> targets = {
       {"osd.0",
        cluster.osd_addr(0),
-       {rpc::kOsdWrite, rpc::kOsdRead, rpc::kOsdStat, rpc::kOsdList, rpc::kOsdRepWrite},
+       {rpc::kOsdWrite, rpc::kOsdRead, rpc::kOsdStat, rpc::kOsdList, rpc::kOsdRepWrite,
+        rpc::kOsdPush, rpc::kOsdPgActivate},
        rpc::kOsdStatFs},
       {"mon.a",
        cluster.mon_addr(),
