@@ -62,6 +62,12 @@ Transaction push_transaction(const ObjectKey& key, const std::optional<ObjectCop
 
 }  // namespace
 
+Result<std::string> OsdService::member_addr(int32_t osd) const {
+  const auto* info = map().osd(osd);
+  if (!info) return make_error(ErrorCode::kUnavailable, "osd." + std::to_string(osd) + " unknown");
+  return info->addr();
+}
+
 std::vector<PgMember> OsdService::acting_members(const proto::Pool& pool, uint32_t pg) const {
   std::vector<PgMember> members;
   for (int32_t osd : map().acting(pool, pg)) {
@@ -104,15 +110,14 @@ awaitable<Result<OsdService::MemberListing>> OsdService::list_member(int32_t osd
     for (auto& [name, info] : entries) listing.objects.emplace(std::move(name), info.version);
     co_return listing;
   }
-  const auto* info = map().osd(osd);
-  if (!info) co_return make_error(ErrorCode::kUnavailable, "osd." + std::to_string(osd) + " unknown");
+  std::string addr = DFS_CO_TRY(member_addr(osd));
   proto::ListRequest request;
   request.set_pool(pool);
   request.set_pg(pg);
   request.set_epoch(map().epoch());
   request.set_any_replica(true);
   DFS_CO_AWAIT_TRY(auto reply, messenger_.call_proto<proto::ListReply>(
-                                   info->addr(), rpc::kOsdList, request, options_.replica_timeout));
+                                   addr, rpc::kOsdList, request, options_.replica_timeout));
   listing.last_update = reply.last_update();
   for (const auto& e : reply.entries()) {
     listing.objects.emplace(e.name(), ObjectVersion{e.version().epoch(), e.version().seq()});
@@ -136,15 +141,14 @@ awaitable<Result<std::optional<ObjectCopy>>> OsdService::fetch_copy(int32_t osd,
     };
     co_return co_await run_blocking(blocking_, std::move(read));
   }
-  const auto* info = map().osd(osd);
-  if (!info) co_return make_error(ErrorCode::kUnavailable, "osd." + std::to_string(osd) + " unknown");
+  std::string addr = DFS_CO_TRY(member_addr(osd));
   proto::ReadRequest request;
   *request.mutable_object() = locator(key.pool, key.pg, key.name);
   request.set_epoch(map().epoch());
   request.set_any_replica(true);
   std::string data;
   auto reply = co_await messenger_.call_proto<proto::ReadReply>(
-      info->addr(), rpc::kOsdRead, request, options_.replica_timeout, {}, &data);
+      addr, rpc::kOsdRead, request, options_.replica_timeout, {}, &data);
   if (!reply) {
     if (reply.error().code() == ErrorCode::kNotFound) co_return Copy();
     co_return unexpected(std::move(reply).error());
@@ -161,8 +165,7 @@ awaitable<Status> OsdService::push_copy(int32_t osd, const ObjectKey& key,
     };
     co_return co_await run_blocking(blocking_, std::move(apply));
   }
-  const auto* info = map().osd(osd);
-  if (!info) co_return make_error(ErrorCode::kUnavailable, "osd." + std::to_string(osd) + " unknown");
+  std::string addr = DFS_CO_TRY(member_addr(osd));
   proto::PushRequest request;
   *request.mutable_object() = locator(key.pool, key.pg, key.name);
   request.set_epoch(map().epoch());
@@ -173,7 +176,7 @@ awaitable<Status> OsdService::push_copy(int32_t osd, const ObjectKey& key,
     request.mutable_version()->set_seq(copy->version.seq);
     data = std::move(copy->data);
   }
-  auto reply = co_await messenger_.call(info->addr(), rpc::kOsdPush, request.SerializeAsString(),
+  auto reply = co_await messenger_.call(addr, rpc::kOsdPush, request.SerializeAsString(),
                                         std::move(data), options_.replica_timeout);
   if (!reply) co_return unexpected(std::move(reply).error());
   co_return ok_status();
@@ -188,15 +191,14 @@ awaitable<Status> OsdService::activate_member(int32_t osd, uint32_t pool, uint32
     auto apply = [this, txn = std::move(txn)]() mutable { return store_->apply(std::move(txn)); };
     co_return co_await run_blocking(blocking_, std::move(apply));
   }
-  const auto* info = map().osd(osd);
-  if (!info) co_return make_error(ErrorCode::kUnavailable, "osd." + std::to_string(osd) + " unknown");
+  std::string addr = DFS_CO_TRY(member_addr(osd));
   proto::PgActivateRequest request;
   request.set_pool(pool);
   request.set_pg(pg);
   *request.mutable_last_update() = last_update;
   request.set_epoch(map().epoch());
   std::string no_data;
-  auto reply = co_await messenger_.call(info->addr(), rpc::kOsdPgActivate,
+  auto reply = co_await messenger_.call(addr, rpc::kOsdPgActivate,
                                         request.SerializeAsString(), std::move(no_data),
                                         options_.replica_timeout);
   if (!reply) co_return unexpected(std::move(reply).error());

@@ -87,6 +87,7 @@ class OsdService {
     std::map<std::string, ObjectVersion> objects;
   };
   std::vector<PgMember> acting_members(const proto::Pool& pool, uint32_t pg) const;
+  Result<std::string> member_addr(int32_t osd) const;  // kUnavailable when not in the map
   // Admits one op on a PG this OSD is primary of, peering it first when its acting set
   // changed. Errors: kNotPrimary, kNoSuchPool, kUnavailable (a member did not answer).
   awaitable<Result<PgState::OpGuard>> admit(uint32_t pool, uint32_t pg);
