@@ -41,6 +41,18 @@ int main(int argc, char** argv) {
   }
   options.failure.grace = dfs::mon::Millis(static_cast<int64_t>(*grace * 1000));
   options.failure.min_reporters = static_cast<int>(*reporters);
+  auto down_out = config.get_double(section, "mon_osd_down_out_interval", 600);
+  auto min_in = config.get_double(section, "mon_osd_min_in_ratio", 0.75);
+  if (!down_out || !min_in || *down_out < 0 || *min_in < 0 || *min_in > 1) {
+    fmt::print(stderr, "dfs-mon: {}\n",
+               !down_out ? down_out.error().to_string()
+               : !min_in ? min_in.error().to_string()
+                         : std::string("mon_osd_down_out_interval must be >= 0 seconds and "
+                                       "mon_osd_min_in_ratio within 0..1"));
+    return 1;
+  }
+  options.failure.down_out_interval = dfs::mon::Millis(static_cast<int64_t>(*down_out * 1000));
+  options.failure.min_in_ratio = *min_in;
   auto snapshot_every = config.get_int(section, "mon_snapshot_every", 1000);
   if (!snapshot_every || *snapshot_every < 1) {
     fmt::print(stderr, "dfs-mon: {}\n",

@@ -7,6 +7,7 @@ namespace dfs::mon {
 void FailureDetector::reset(int32_t osd, TimePoint now) {
   last_beacon_[osd] = now;
   reports_.erase(osd);
+  down_since_.erase(osd);
 }
 
 void FailureDetector::on_beacon(int32_t osd, TimePoint now) { last_beacon_[osd] = now; }
@@ -47,6 +48,31 @@ std::vector<FailureDetector::Verdict> FailureDetector::overdue(const ClusterMap&
       out.push_back({osd.id(), "refuses connections and sent no beacon for " +
                                    std::to_string(silent.count()) + " ms"});
     }
+  }
+  return out;
+}
+
+std::vector<FailureDetector::Verdict> FailureDetector::out_due(const ClusterMap& map,
+                                                               TimePoint now) {
+  std::vector<Verdict> out;
+  int total = map.proto().osds_size();
+  int in = 0;
+  for (const auto& osd : map.proto().osds()) {
+    if (osd.in()) ++in;
+    if (osd.up()) {
+      down_since_.erase(osd.id());
+    } else {
+      down_since_.emplace(osd.id(), now);  // keeps the first sighting
+    }
+  }
+  if (options_.down_out_interval.count() <= 0) return out;
+  for (const auto& osd : map.proto().osds()) {
+    if (osd.up() || !osd.in()) continue;
+    auto down_for = std::chrono::duration_cast<Millis>(now - down_since_.at(osd.id()));
+    if (down_for < options_.down_out_interval) continue;
+    if (in - 1 < options_.min_in_ratio * total) continue;  // too many would be out
+    --in;
+    out.push_back({osd.id(), "down for " + std::to_string(down_for.count() / 1000) + " s"});
   }
   return out;
 }

@@ -315,6 +315,18 @@ awaitable<void> Monitor::check_failures() {
       co_return;  // e.g. leadership lost; the next tick decides again
     }
   }
+  for (const auto& verdict : failures_.out_due(sm_.map(), now)) {
+    proto::MapCommand command;
+    command.mutable_mark_out()->set_id(verdict.osd);
+    auto epoch = co_await commit(command);
+    if (epoch) {
+      spdlog::warn("epoch {}: marked osd.{} out: {}; its placement groups move to other OSDs",
+                   *epoch, verdict.osd, verdict.reason);
+    } else {
+      spdlog::error("could not mark osd.{} out: {}", verdict.osd, epoch.error().to_string());
+      co_return;
+    }
+  }
 }
 
 }  // namespace dfs::mon

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "tests/support/background_writers.h"
 #include "tests/support/data_pool_cluster.h"
@@ -263,6 +264,65 @@ TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it 
   // Exactly the 35 changed objects were copied (or removed), none of the 180 others.
   CHECK(recovered_objects(c, 3) - before == 35);
   DFS_CHECK_OK(cluster.check_healthy());
+}
+
+// Issue 5, must-show 1 in small: an OSD killed for good is marked down, then out after
+// mon_osd_down_out_interval; CRUSH gives its PGs another OSD, which peering fills
+// (backfill), so every object is on three OSDs (three hosts) again, and writes made
+// meanwhile succeed.
+TEST_CASE("integration/objects: an OSD lost for good is replaced by backfill") {
+  ClusterOptions options;
+  options.osds = 4;  // each its own host
+  options.mon_osd_down_out_interval_s = 2;
+  TestCluster cluster(options);
+  INFO("cluster dir " << cluster.dir());
+  auto client = cluster.boot_with_pool("data", 16, Duration(30000));
+  DFS_REQUIRE_OK(client);
+  auto& c = **client;
+  std::vector<ObjectSpec> specs;
+  for (size_t i = 0; i < 300; ++i) {
+    specs.push_back(ObjectSpec{"lost-" + std::to_string(i), i, 2000 + 13 * i, {}});
+    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
+  }
+  DFS_REQUIRE_OK(cluster.kill("osd.3"));
+  DFS_REQUIRE_OK(cluster.wait_osd_down(3));
+  // Writes while it is down and while its data moves all succeed.
+  for (size_t i = 0; i < 50; ++i) {
+    specs.push_back(ObjectSpec{"during-" + std::to_string(i), 900 + i, 3000 + i, {}});
+    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
+  }
+  auto out_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    ClusterMap map = c.map_snapshot();
+    const auto* osd3 = map.osd(3);
+    if (osd3 && !osd3->in()) break;
+    REQUIRE_MESSAGE(std::chrono::steady_clock::now() < out_by,
+                    "osd.3 not marked out 30 s after it went down (map epoch " << map.epoch() << ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  // Backfill runs in the background, a PG at a time: wait until every acting set of
+  // three holds every object.
+  std::vector<std::string> replica_problems;
+  auto recovered_by = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  do {
+    auto problems = verify_objects(c, "data", specs, 8);  // through the primaries
+    CHECK_MESSAGE(problems.empty(), "reading while osd.3 is out: " << summarize(problems));
+    replica_problems = verify_replicas(c, "data", specs, 3, 8);
+    if (replica_problems.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } while (std::chrono::steady_clock::now() < recovered_by);
+  CHECK_MESSAGE(replica_problems.empty(), "three copies after backfill: " << summarize(replica_problems));
+  ClusterMap map = c.map_snapshot();
+  const proto::Pool* pool = map.pool_by_name("data");
+  REQUIRE(pool);
+  for (uint32_t pg = 0; pg < pool->pg_num(); ++pg) {
+    auto acting = map.acting(*pool, pg);
+    CHECK_MESSAGE(acting.size() == 3, "pg " << pg << " has " << acting.size() << " OSDs");
+    std::set<std::string> hosts;
+    for (int32_t osd : acting) hosts.insert(map.osd(osd)->host());
+    CHECK_MESSAGE(hosts.size() == acting.size(), "pg " << pg << " has two copies on one host");
+  }
+  CHECK(recovered_objects(c, 4) > 0);
 }
 
 TEST_SUITE_END();

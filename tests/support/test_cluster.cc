@@ -155,7 +155,8 @@ void TestCluster::write_conf() {
         << "data = " << dir_ << "/" << name << "\n"
         << "log_file = " << dir_ << "/" << name << ".log\n"
         << "osd_heartbeat_grace = " << options_.osd_heartbeat_grace_s << "\n"
-        << "mon_osd_min_down_reporters = " << options_.mon_osd_min_down_reporters << "\n";
+        << "mon_osd_min_down_reporters = " << options_.mon_osd_min_down_reporters << "\n"
+        << "mon_osd_down_out_interval = " << options_.mon_osd_down_out_interval_s << "\n";
     if (options_.mon_snapshot_every > 0) {
       out << "mon_snapshot_every = " << options_.mon_snapshot_every << "\n";
     }

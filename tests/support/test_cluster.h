@@ -28,6 +28,7 @@ struct ClusterOptions {
   // Short failure detection, so degraded tests run in seconds.
   double osd_heartbeat_grace_s = 6;
   int mon_osd_min_down_reporters = 2;
+  double mon_osd_down_out_interval_s = 600;  // a down OSD is marked out after this
   std::string log_level = "info";  // $DFS_TEST_LOG_LEVEL overrides it
 };
 
