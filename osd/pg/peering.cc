@@ -98,6 +98,13 @@ awaitable<Result<PgState::OpGuard>> OsdService::admit(uint32_t pool_id, uint32_t
                        "pg " + pg_name(pool_id, pg_id) + ": its acting set kept changing while peering");
 }
 
+awaitable<Result<std::optional<PgState::OpGuard>>> OsdService::admit_unless_replica(
+    bool any_replica, uint32_t pool, uint32_t pg) {
+  if (any_replica) co_return std::optional<PgState::OpGuard>();
+  DFS_CO_AWAIT_TRY(auto op, admit(pool, pg));
+  co_return std::optional<PgState::OpGuard>(std::move(op));
+}
+
 awaitable<Result<OsdService::MemberListing>> OsdService::list_member(int32_t osd, uint32_t pool,
                                                                      uint32_t pg) {
   MemberListing listing;

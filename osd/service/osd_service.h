@@ -91,6 +91,10 @@ class OsdService {
   // Admits one op on a PG this OSD is primary of, peering it first when its acting set
   // changed. Errors: kNotPrimary, kNoSuchPool, kUnavailable (a member did not answer).
   awaitable<Result<PgState::OpGuard>> admit(uint32_t pool, uint32_t pg);
+  // For reads: a member's own copy (any_replica, as peering and replica checks read it)
+  // is served as it is, without admission; otherwise as admit().
+  awaitable<Result<std::optional<PgState::OpGuard>>> admit_unless_replica(bool any_replica,
+                                                                          uint32_t pool, uint32_t pg);
   awaitable<Status> peer(uint32_t pool, uint32_t pg, PgState* state);
   awaitable<Result<MemberListing>> list_member(int32_t osd, uint32_t pool, uint32_t pg);
   // nullopt: the object does not exist there.

@@ -16,13 +16,9 @@ awaitable<Result<rpc::Reply>> OsdService::on_read(rpc::ConnectionPtr, rpc::Frame
   auto acting = map().acting(*pool, request.object().pg());
   bool primary = !acting.empty() && acting.front() == options_.id;
   if (!primary && !request.any_replica()) co_return unexpected(not_primary(request.object()));
-  // As the primary, only once the PG's members agree (peering.cc); a member's own copy
-  // (any_replica, as peering reads it) is served as it is.
-  std::optional<PgState::OpGuard> admitted;
-  if (!request.any_replica()) {
-    DFS_CO_AWAIT_TRY(auto op, admit(request.object().pool(), request.object().pg()));
-    admitted.emplace(std::move(op));
-  }
+  // As the primary, only once the PG's members agree (peering.cc).
+  DFS_CO_AWAIT_TRY(auto admitted, admit_unless_replica(request.any_replica(),
+                                                       request.object().pool(), request.object().pg()));
   // Under the object's lock: a read never sees a write that is not yet on every replica.
   auto guard = co_await locks_.lock(std::to_string(request.object().pool()) + "/" + request.object().name());
   ObjectKey key = object_key(request.object());
@@ -73,11 +69,8 @@ awaitable<Result<rpc::Reply>> OsdService::on_stat(rpc::ConnectionPtr, rpc::Frame
   if ((acting.empty() || acting.front() != options_.id) && !request.any_replica()) {
     co_return unexpected(not_primary(request.object()));
   }
-  std::optional<PgState::OpGuard> admitted;
-  if (!request.any_replica()) {
-    DFS_CO_AWAIT_TRY(auto op, admit(request.object().pool(), request.object().pg()));
-    admitted.emplace(std::move(op));
-  }
+  DFS_CO_AWAIT_TRY(auto admitted, admit_unless_replica(request.any_replica(),
+                                                       request.object().pool(), request.object().pg()));
   ObjectKey key = object_key(request.object());
   auto stat = [this, key] { return store_->stat(key); };  // named: see on_read
   DFS_CO_AWAIT_TRY(auto info, run_blocking(blocking_, std::move(stat)));
@@ -97,11 +90,8 @@ awaitable<Result<rpc::Reply>> OsdService::on_list(rpc::ConnectionPtr, rpc::Frame
     co_return make_error(ErrorCode::kInvalidArgument, "pool " + std::to_string(request.pool()) +
                                                           " has no pg " + std::to_string(request.pg()));
   }
-  std::optional<PgState::OpGuard> admitted;
-  if (!request.any_replica()) {
-    DFS_CO_AWAIT_TRY(auto op, admit(request.pool(), request.pg()));
-    admitted.emplace(std::move(op));
-  }
+  DFS_CO_AWAIT_TRY(auto admitted,
+                   admit_unless_replica(request.any_replica(), request.pool(), request.pg()));
   DFS_CO_AWAIT_TRY(PgState * pg, load_pg(request.pool(), request.pg()));
   DFS_CO_AWAIT_TRY(auto entries, run_blocking(
       blocking_, [this, pool_id = request.pool(), pg = request.pg()] { return store_->list(pool_id, pg); }));

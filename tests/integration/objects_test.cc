@@ -205,6 +205,17 @@ TEST_CASE("integration/objects: an OSD that restarts after missing writes serves
   DFS_CHECK_OK(cluster.check_healthy());
 }
 
+// `count` objects named PREFIX-i, of sizes first_size + i * size_step.
+std::vector<ObjectSpec> numbered_specs(const std::string& prefix, size_t count, uint64_t first_seed,
+                                       size_t first_size, size_t size_step) {
+  std::vector<ObjectSpec> specs;
+  for (size_t i = 0; i < count; ++i) {
+    specs.push_back(ObjectSpec{prefix + "-" + std::to_string(i), first_seed + i,
+                               first_size + size_step * i, {}});
+  }
+  return specs;
+}
+
 uint64_t recovered_objects(client::ObjectClient& c, int osds) {
   uint64_t total = 0;
   for (int id = 0; id < osds; ++id) {
@@ -222,11 +233,9 @@ TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it 
   auto client = cluster.boot_with_pool("data", 16, Duration(20000));
   DFS_REQUIRE_OK(client);
   auto& c = **client;
-  std::vector<ObjectSpec> specs;
-  for (size_t i = 0; i < 200; ++i) {
-    specs.push_back(ObjectSpec{"kept-" + std::to_string(i), i, 3000 + 7 * i, {}});
-    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
-  }
+  std::vector<ObjectSpec> specs = numbered_specs("kept", 200, 0, 3000, 7);
+  auto failures = write_objects(c, "data", specs);
+  REQUIRE_MESSAGE(failures.empty(), summarize(failures));
   DFS_REQUIRE_OK(cluster.kill("osd.1"));
   DFS_REQUIRE_OK(cluster.wait_osd_down(1));
   uint64_t before = recovered_objects(c, 3);
@@ -243,10 +252,10 @@ TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it 
     DFS_REQUIRE_OK(c.run(c.remove("data", specs[i].name)));
   }
   specs.erase(specs.begin() + 20, specs.begin() + 30);
-  for (size_t i = 0; i < 5; ++i) {
-    specs.push_back(ObjectSpec{"new-" + std::to_string(i), 500 + i, 4000 + i, {}});
-    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
-  }
+  auto created = numbered_specs("new", 5, 500, 4000, 1);
+  failures = write_objects(c, "data", created);
+  REQUIRE_MESSAGE(failures.empty(), summarize(failures));
+  specs.insert(specs.end(), created.begin(), created.end());
 
   DFS_REQUIRE_OK(cluster.start("osd.1"));
   DFS_REQUIRE_OK(cluster.wait_osds_up(3));
@@ -279,18 +288,16 @@ TEST_CASE("integration/objects: an OSD lost for good is replaced by backfill") {
   auto client = cluster.boot_with_pool("data", 16, Duration(30000));
   DFS_REQUIRE_OK(client);
   auto& c = **client;
-  std::vector<ObjectSpec> specs;
-  for (size_t i = 0; i < 300; ++i) {
-    specs.push_back(ObjectSpec{"lost-" + std::to_string(i), i, 2000 + 13 * i, {}});
-    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
-  }
+  std::vector<ObjectSpec> specs = numbered_specs("lost", 300, 0, 2000, 13);
+  auto failures = write_objects(c, "data", specs);
+  REQUIRE_MESSAGE(failures.empty(), summarize(failures));
   DFS_REQUIRE_OK(cluster.kill("osd.3"));
   DFS_REQUIRE_OK(cluster.wait_osd_down(3));
   // Writes while it is down and while its data moves all succeed.
-  for (size_t i = 0; i < 50; ++i) {
-    specs.push_back(ObjectSpec{"during-" + std::to_string(i), 900 + i, 3000 + i, {}});
-    DFS_REQUIRE_OK(write_spec(c, "data", specs.back()));
-  }
+  auto during = numbered_specs("during", 50, 900, 3000, 1);
+  failures = write_objects(c, "data", during);
+  REQUIRE_MESSAGE(failures.empty(), "writes while osd.3 is down: " << summarize(failures));
+  specs.insert(specs.end(), during.begin(), during.end());
   auto out_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (;;) {
     ClusterMap map = c.map_snapshot();
