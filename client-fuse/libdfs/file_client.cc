@@ -341,10 +341,8 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
   if (plus) {
     for (auto& e : *reply.mutable_entries()) {
       if (e.name() == "." || e.name() == "..") continue;
-      if (e.inline_data_included()) {
-        remember_listed_data(e.inode());
-        e.mutable_inode()->clear_inline_data();  // the kernel gets attributes only
-      }
+      // The kernel gets attributes only; the data waits for an open.
+      if (e.inline_data_included()) remember_listed_data(*e.mutable_inode());
       learn(e.inode());
       overlay(*e.mutable_inode());
     }

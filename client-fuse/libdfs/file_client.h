@@ -45,7 +45,7 @@ struct FileClientOptions {
   // In exclusive mode, directory listings (readdirplus) bring the data of inline files
   // up to this size, and a read-only open of such a file is answered from it without
   // asking the MDS (0: off). See file_open.cc, "Opens answered locally".
-  uint32_t readdir_inline_max = 16u << 10;
+  uint32_t readdir_inline_max = 64u << 10;
 };
 
 // Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
@@ -355,14 +355,19 @@ class FileClient {
   std::shared_ptr<asio::steady_timer> deferred_timer_;
   DirCache dirs_;  // names of directories we created: negative lookups answered here
   // Inline files' data from listings, by inode, with the inode version it belongs to;
-  // taken by the first read-only open. Bounded: past kMaxListedBytes it starts over.
+  // taken by the first read-only open. Bounded: past kMaxListedBytes the oldest go.
   struct ListedData {
     uint64_t version = 0;
+    uint64_t order = 0;  // its place in listed_order_
     std::string data;
   };
   std::unordered_map<Ino, ListedData> listed_data_;
+  std::deque<std::pair<Ino, uint64_t>> listed_order_;  // oldest first; stale pairs skipped
+  uint64_t listed_next_order_ = 0;
   size_t listed_bytes_ = 0;
-  void remember_listed_data(const proto::Inode& inode);
+  void drop_listed_data(Ino ino);
+  // Takes the inode's inline data (leaving the inode without it).
+  void remember_listed_data(proto::Inode& inode);
   // A read-only open in exclusive mode of an inline file whose data we hold (a held
   // state, or a listing's): answered here, nothing for the MDS to count.
   std::optional<OpenFile> open_locally(const Creds& creds, Ino ino, int flags);

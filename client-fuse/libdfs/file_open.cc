@@ -51,10 +51,7 @@ const FileClient::Known* FileClient::known(Ino ino) const {
 void FileClient::forget(Ino ino) {
   if (!states_.count(ino) && !pending_attrs_.count(ino)) known_.erase(ino);
   dirs_.forget(ino);
-  if (auto listed = listed_data_.find(ino); listed != listed_data_.end()) {
-    listed_bytes_ -= listed->second.data.size();
-    listed_data_.erase(listed);
-  }
+  drop_listed_data(ino);
 }
 
 std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
@@ -105,17 +102,39 @@ OpenFile FileClient::open_handle(const Creds& creds, proto::Inode inode, int fla
 // know the inode exactly, the data came with the directory listing (or is held), and
 // what we read is in memory, so an unlink (which only this client can make) takes
 // nothing from the reader. A cold rsync of a tree saved an MDS round trip per file.
-void FileClient::remember_listed_data(const proto::Inode& inode) {
-  constexpr size_t kMaxListedBytes = 32u << 20;
-  if (listed_bytes_ + inode.inline_data().size() > kMaxListedBytes) {
-    listed_data_.clear();
-    listed_bytes_ = 0;
+void FileClient::remember_listed_data(proto::Inode& inode) {
+  // Room for the inline files of many directories listed ahead of being read (rsync
+  // and tar list a whole subtree first); whatever is not opened in time goes first.
+  constexpr size_t kMaxListedBytes = 64u << 20;
+  drop_listed_data(inode.ino());
+  std::string data = std::move(*inode.mutable_inline_data());
+  inode.clear_inline_data();
+  while (listed_bytes_ + data.size() > kMaxListedBytes && !listed_order_.empty()) {
+    auto [oldest, order] = listed_order_.front();
+    listed_order_.pop_front();
+    auto it = listed_data_.find(oldest);
+    if (it != listed_data_.end() && it->second.order == order) drop_listed_data(oldest);
   }
-  auto& slot = listed_data_[inode.ino()];
-  listed_bytes_ -= slot.data.size();
+  if (listed_order_.size() > 2 * listed_data_.size() + 1024) {
+    // Most entries were taken by opens: forget their places.
+    std::erase_if(listed_order_, [this](const auto& place) {
+      auto it = listed_data_.find(place.first);
+      return it == listed_data_.end() || it->second.order != place.second;
+    });
+  }
+  ListedData& slot = listed_data_[inode.ino()];
   slot.version = inode.version();
-  slot.data = inode.inline_data();
+  slot.order = listed_next_order_++;
+  slot.data = std::move(data);
   listed_bytes_ += slot.data.size();
+  listed_order_.emplace_back(inode.ino(), slot.order);
+}
+
+void FileClient::drop_listed_data(Ino ino) {
+  auto it = listed_data_.find(ino);
+  if (it == listed_data_.end()) return;
+  listed_bytes_ -= it->second.data.size();
+  listed_data_.erase(it);
 }
 
 std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, int flags) {
@@ -130,14 +149,13 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
   auto listed = listed_data_.find(ino);
   if (listed == listed_data_.end()) return std::nullopt;
   std::optional<OpenFile> opened;
-  listed_bytes_ -= listed->second.data.size();
   if (listed->second.version == k->inode.version()) {
     proto::Inode inode = k->inode;
     inode.set_inline_data(std::move(listed->second.data));
     opened = open_handle(creds, std::move(inode), flags, false);
     opened->inode.clear_inline_data();
   }
-  listed_data_.erase(listed);
+  drop_listed_data(ino);
   return opened;
 }
 

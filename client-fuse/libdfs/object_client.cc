@@ -221,6 +221,24 @@ awaitable<Result<std::vector<ObjectEntry>>> ObjectClient::list(std::string pool)
   co_return out;
 }
 
+awaitable<Result<proto::PgScrubReply>> ObjectClient::scrub_pg(std::string pool, uint32_t pg,
+                                                             bool deep) {
+  const auto* p = maps_.map().pool_by_name(pool);
+  if (!p) co_return make_error(ErrorCode::kNoSuchPool, "pool '" + pool + "' does not exist");
+  if (pg >= p->pg_num()) {
+    co_return make_error(ErrorCode::kInvalidArgument,
+                         "pool '" + pool + "' has PGs 0.." + std::to_string(p->pg_num() - 1));
+  }
+  proto::PgScrubRequest request;
+  request.set_pool(static_cast<uint32_t>(p->id()));
+  request.set_pg(pg);
+  request.set_deep(deep);
+  request.set_epoch(maps_.epoch());
+  DFS_CO_AWAIT_TRY(auto frame, to_pg_primary(request.pool(), pg, rpc::kOsdPgScrub,
+                                             request.SerializeAsString()));
+  co_return rpc::parse_body<proto::PgScrubReply>(frame.body);
+}
+
 awaitable<Result<std::string>> ObjectClient::read_from_osd(std::string pool, std::string name,
                                                            int32_t osd) {
   auto t = DFS_CO_TRY(target(pool, name));

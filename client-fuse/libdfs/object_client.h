@@ -71,6 +71,10 @@ class ObjectClient {
   awaitable<Result<uint64_t>> mon_command(proto::MapCommand command);
   awaitable<Result<proto::StatusReply>> mon_status();
   awaitable<Result<proto::StatFsReply>> osd_statfs(int32_t osd);
+  // Scrubs (deep: also reads and compares the data) PG `pg` of `pool` through its
+  // primary, which repairs what differs. Errors: kNoSuchPool, kInvalidArgument (no
+  // such PG), kTimeout, those of the primary.
+  awaitable<Result<proto::PgScrubReply>> scrub_pg(std::string pool, uint32_t pg, bool deep);
 
   // A copy of the current map (thread-safe).
   ClusterMap map_snapshot();

@@ -152,6 +152,10 @@ Status apply_option(MountOptions& o, const std::string& key,
     o.exclusive = mode == "exclusive";
   } else if (key == "readahead_kb") {
     o.readahead_bytes = DFS_TRY(parse_uint(key, DFS_TRY(need()))) * 1024;
+  } else if (key == "listing_data_kb") {
+    uint64_t kb = DFS_TRY(parse_uint(key, DFS_TRY(need())));
+    if (kb > 1024) return bad("option listing_data_kb must be 0..1024");
+    o.listing_data_bytes = static_cast<uint32_t>(kb * 1024);
   } else if (key == "poll_us") {
     uint64_t us = DFS_TRY(parse_uint(key, DFS_TRY(need())));
     if (us > 1000000) return bad("option poll_us must be 0..1000000 microseconds");

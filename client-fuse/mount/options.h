@@ -50,6 +50,9 @@ struct MountOptions {
   // (see client-fuse/fuse/fs_ops.cc); nokillpriv is for measuring the difference.
   bool handle_killpriv = true;
   uint64_t readahead_bytes = 8u << 20;
+  // listing_data_kb=KB: listings carry inline files' data up to this size (exclusive
+  // mode; 0: off). See FileClientOptions::readdir_inline_max.
+  uint32_t listing_data_bytes = 64u << 10;
   // poll_us=N: how long the FUSE thread keeps polling /dev/fuse after a request before
   // it sleeps (client-fuse/fuse/channel.h); 0: sleep at once. Unset: busy_poll_us_for.
   std::optional<uint32_t> busy_poll_us;

@@ -33,6 +33,9 @@ options (-o, comma-separated):
   op_timeout=SEC        a request the cluster cannot serve fails with EIO after it (60)
   mount_timeout=SEC     the monitors and the MDS must answer within it (30)
   readahead_kb=KB       sequential read-ahead (8192)
+  listing_data_kb=KB    directory listings bring the data of files stored inline up
+                        to this size, so reading them costs no metadata request
+                        (64; 0: off; exclusive mode only)
   poll_us=US            after a request, keep polling for the next one this long before
                         sleeping: spares a wake-up per request under load (50 with more
                         than one CPU, else 0: off)

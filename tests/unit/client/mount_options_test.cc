@@ -69,7 +69,8 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(apply_option_list(o,
                             "name=lxc,ro,fs=main,entry_timeout=2.5,attr_timeout=0,"
                             "negative_timeout=0,op_timeout=15,mount_timeout=5,noacl,"
-                            "nowriteback,nosplice,readahead_kb=1024,poll_us=0,log_level=debug"));
+                            "nowriteback,nosplice,readahead_kb=1024,poll_us=0,listing_data_kb=16,"
+                            "log_level=debug"));
     CHECK(o.name == "lxc");
     CHECK(o.read_only);
     CHECK(o.fs == "main");
@@ -83,6 +84,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(!o.splice);
     CHECK(o.readahead_bytes == 1u << 20);
     CHECK(o.busy_poll_us == 0u);
+    CHECK(o.listing_data_bytes == 16u << 10);
     CHECK(o.log_level == "debug");
   }
   SUBCASE("cache mode") {
@@ -99,6 +101,13 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(busy_poll_us_for(o.busy_poll_us, 1) == 0);
     CHECK(apply_option_list(o, "poll_us=200"));
     CHECK(busy_poll_us_for(o.busy_poll_us, 1) == 200);
+  }
+  SUBCASE("listings carry inline data up to 64 KiB by default, up to 1 MiB if asked") {
+    CHECK(o.listing_data_bytes == 64u << 10);
+    CHECK(apply_option_list(o, "listing_data_kb=0"));
+    CHECK(o.listing_data_bytes == 0u);
+    CHECK(error_of(apply_option_list(o, "listing_data_kb=2048")) ==
+          "option listing_data_kb must be 0..1024");
   }
   SUBCASE("kernel flags pass through") {
     CHECK(apply_option_list(o, "nosuid,nodev,noatime"));
