@@ -56,6 +56,14 @@ int main(int argc, char** argv) {
   auto weight = config.get_double(section, "weight", 1.0);
   if (!weight) return fail(weight.error().to_string());
   options.weight = weight_flag >= 0 ? weight_flag : *weight;
+  // Seconds between scheduled scrubs of each PG (0: never); see osd/pg/scrub.cc.
+  for (auto [key, interval] : {std::pair{"osd_scrub_interval", &options.scrub_interval},
+                               std::pair{"osd_deep_scrub_interval", &options.deep_scrub_interval}}) {
+    auto seconds = config.get_double(section, key, interval->count() / 1000.0);
+    if (!seconds) return fail(seconds.error().to_string());
+    if (*seconds < 0) return fail(std::string(key) + " must be >= 0 seconds (0: never)");
+    *interval = dfs::Duration(static_cast<int64_t>(*seconds * 1000));
+  }
   options.mon_addrs = dfs::split_list(config.get_or("global", "mon_addrs", ""));
   if (options.mon_addrs.empty())
     return fail("no monitors: set mon_addrs in [global] of " + config.origin());

@@ -25,6 +25,7 @@ enum Method : uint32_t {
   kOsdStatFs = 205,
   kOsdPush = 206,        // recovery: one object's whole state, primary -> member
   kOsdPgActivate = 207,  // end of peering: the member holds the PG as of a version
+  kOsdPgScrub = 208,     // compare a PG's members and repair them (operator -> primary)
 
   kMdsSession = 300,
   kMdsLookup = 301,

@@ -43,11 +43,13 @@ Result<std::string> OsdService::start() {
   server_.handle(rpc::kOsdStatFs, std::bind(&OsdService::on_statfs, this, _1, _2));
   server_.handle(rpc::kOsdPush, std::bind(&OsdService::on_push, this, _1, _2));
   server_.handle(rpc::kOsdPgActivate, std::bind(&OsdService::on_pg_activate, this, _1, _2));
+  server_.handle(rpc::kOsdPgScrub, std::bind(&OsdService::on_pg_scrub, this, _1, _2));
   address_ = DFS_TRY(server_.listen(options_.listen_addr));
   maps_.add_listener([this](const ClusterMap& previous) { on_map_change(previous); });
   maps_.start();
   spawn_checked(executor_, boot_loop());
   spawn_checked(executor_, beacon_loop());
+  spawn_checked(executor_, scrub_loop());
   spdlog::info("{} listening on {} (host {}, weight {})", entity_, address_, options_.host,
                options_.weight);
   return address_;

@@ -29,7 +29,26 @@ struct OsdOptions {
   Duration beacon_interval{1000};
   Duration replica_timeout{5000};  // one replica write; then the peer is reported
   Duration map_wait{30000};        // how long a request waits for a newer map
+  // Scheduled scrubs of each PG this OSD is primary of (scrub.cc); 0: never.
+  Duration scrub_interval{24 * 3600 * 1000};
+  Duration deep_scrub_interval{7 * 24 * 3600 * 1000};
   int blocking_threads = 8;
+};
+
+// One object as a scrub listing shows it: `digest` (crc32c of the data) only from a
+// deep scrub; `damage` says why the data could not be read.
+struct ScrubEntry {
+  ObjectVersion version;
+  uint64_t size = 0;
+  uint32_t digest = 0;
+  std::string damage;
+};
+
+// What repair_object found in one object, in words, and whether every member now
+// holds the good copy.
+struct RepairFinding {
+  std::string text;
+  bool repaired = false;
 };
 
 // One object's whole state as recovery copies it.
@@ -108,6 +127,22 @@ class OsdService {
   Handler on_push(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_pg_activate(rpc::ConnectionPtr conn, rpc::Frame frame);
 
+  // scrub.cc
+  // Compares the PG's members and repairs what differs. Errors: those of admit(), a
+  // member that did not answer its listing.
+  awaitable<Result<proto::PgScrubReply>> scrub_pg(uint32_t pool, uint32_t pg, bool deep);
+  Result<std::map<std::string, ScrubEntry>> scrub_listing_here(uint32_t pool, uint32_t pg, bool deep);
+  awaitable<Result<std::map<std::string, ScrubEntry>>> scrub_list_member(int32_t osd, uint32_t pool,
+                                                                         uint32_t pg, bool deep);
+  // Under the object's lock: reads every member's copy and pushes the good one to each
+  // member that differs. Returns what was found and done, nullopt when all agreed.
+  // Errors: kNotPrimary, kNoSuchPool.
+  awaitable<Result<std::optional<RepairFinding>>> repair_object(ObjectKey key);
+  // After a read met a bad checksum in this primary's copy: repair in the background.
+  void repair_after_read(ObjectKey key);
+  awaitable<void> scrub_loop();
+  Handler on_pg_scrub(rpc::ConnectionPtr conn, rpc::Frame frame);
+
   // read_path.cc
   Handler on_read(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_stat(rpc::ConnectionPtr conn, rpc::Frame frame);
@@ -132,6 +167,8 @@ class OsdService {
   bool peering_wanted_ = false;   // a pass over this OSD's PGs is due
   bool peering_running_ = false;
   uint64_t recovered_objects_ = 0;  // copied or removed onto members by peering
+  uint64_t inconsistent_objects_ = 0;  // found by scrub or a bad read (scrub.cc)
+  uint64_t repaired_objects_ = 0;
   uint64_t instance_;  // this process's boot nonce
 };
 

@@ -1,7 +1,7 @@
 // Reads, stats and listings. The primary serves them from its store once the PG is
-// peered (peering.cc); a block whose
-// checksum fails is served from another replica instead (repair is the recovery
-// issue's), so a client never receives bad bytes.
+// peered (peering.cc); a block whose checksum fails is served from another replica
+// instead, so a client never receives bad bytes, and the object is then repaired
+// (scrub.cc).
 #include <spdlog/spdlog.h>
 
 #include "common/rpc/methods.h"
@@ -33,10 +33,13 @@ awaitable<Result<rpc::Reply>> OsdService::on_read(rpc::ConnectionPtr, rpc::Frame
   };
   auto result = co_await run_blocking(blocking_, std::move(read));
   proto::ReadReply reply;
-  if (!result && result.error().code() == ErrorCode::kCorruption && primary) {
+  // A member's own copy (any_replica: scrub, tests) is reported as it is.
+  if (!result && result.error().code() == ErrorCode::kCorruption && primary &&
+      !request.any_replica()) {
     spdlog::error("{}: {} in object {} of pg {}.{}; reading from a replica", entity_,
                   result.error().to_string(), key.name, key.pool, key.pg);
     DFS_CO_AWAIT_TRY(auto data, read_from_replicas(request));
+    repair_after_read(key);  // waits for our object lock
     co_return rpc::make_reply(reply, std::move(data));
   }
   if (!result) co_return unexpected(std::move(result).error());
@@ -93,8 +96,10 @@ awaitable<Result<rpc::Reply>> OsdService::on_list(rpc::ConnectionPtr, rpc::Frame
   DFS_CO_AWAIT_TRY(auto admitted,
                    admit_unless_replica(request.any_replica(), request.pool(), request.pg()));
   DFS_CO_AWAIT_TRY(PgState * pg, load_pg(request.pool(), request.pg()));
-  DFS_CO_AWAIT_TRY(auto entries, run_blocking(
-      blocking_, [this, pool_id = request.pool(), pg = request.pg()] { return store_->list(pool_id, pg); }));
+  auto list = [this, pool_id = request.pool(), pg = request.pg(), deep = request.deep()] {
+    return scrub_listing_here(pool_id, pg, deep);
+  };
+  DFS_CO_AWAIT_TRY(auto entries, run_blocking(blocking_, std::move(list)));
   proto::ListReply reply;
   *reply.mutable_last_update() = pg->last_update();
   for (const auto& [name, info] : entries) {
@@ -103,6 +108,8 @@ awaitable<Result<rpc::Reply>> OsdService::on_list(rpc::ConnectionPtr, rpc::Frame
     entry->set_size(info.size);
     entry->mutable_version()->set_epoch(info.version.epoch);
     entry->mutable_version()->set_seq(info.version.seq);
+    entry->set_digest(info.digest);
+    entry->set_damage(info.damage);
   }
   co_return rpc::make_reply(reply);
 }
@@ -115,6 +122,8 @@ awaitable<Result<rpc::Reply>> OsdService::on_statfs(rpc::ConnectionPtr, rpc::Fra
   reply.set_available_bytes(usage.available_bytes);
   reply.set_objects(usage.object_count);
   reply.set_recovered_objects(recovered_objects_);
+  reply.set_inconsistent_objects(inconsistent_objects_);
+  reply.set_repaired_objects(repaired_objects_);
   co_return rpc::make_reply(reply);
 }
 

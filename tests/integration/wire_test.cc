@@ -278,7 +278,7 @@ TEST_CASE("integration/wire: malformed frames are refused without harm") {
       {"osd.0",
        cluster.osd_addr(0),
        {rpc::kOsdWrite, rpc::kOsdRead, rpc::kOsdStat, rpc::kOsdList, rpc::kOsdRepWrite,
-        rpc::kOsdPush, rpc::kOsdPgActivate},
+        rpc::kOsdPush, rpc::kOsdPgActivate, rpc::kOsdPgScrub},
        rpc::kOsdStatFs},
       {"mon.a",
        cluster.mon_addr(),

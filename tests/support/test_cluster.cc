@@ -169,6 +169,9 @@ void TestCluster::write_conf() {
         << "weight = 1.0\n"
         << "data = " << dir_ << "/" << name << "\n"
         << "log_file = " << dir_ << "/" << name << ".log\n";
+    if (options_.osd_deep_scrub_interval_s) {
+      out << "osd_deep_scrub_interval = " << *options_.osd_deep_scrub_interval_s << "\n";
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 #include <csignal>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct ClusterOptions {
   double osd_heartbeat_grace_s = 6;
   int mon_osd_min_down_reporters = 2;
   double mon_osd_down_out_interval_s = 600;  // a down OSD is marked out after this
+  // The OSDs' scheduled deep scrub of each PG (osd_deep_scrub_interval); unset: theirs.
+  std::optional<double> osd_deep_scrub_interval_s;
   std::string log_level = "info";  // $DFS_TEST_LOG_LEVEL overrides it
 };
 

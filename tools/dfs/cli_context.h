@@ -31,5 +31,6 @@ void add_status_commands(CLI::App& app, const GlobalOptions& global, int& exit_c
 void add_osd_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_pool_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_obj_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_pg_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 
 }  // namespace dfs::cli

@@ -189,6 +189,12 @@ int print_status(const GlobalOptions& global, const std::string& format) {
     cap.total += df->total_bytes();
     cap.used += df->used_bytes();
     cap.objects += df->objects();
+    if (df->inconsistent_objects() > df->repaired_objects()) {
+      warnings.push_back(fmt::format(
+          "osd.{} found {} inconsistent objects it could not repair (see its log; "
+          "`dfs pg deep-scrub POOL` tries again)",
+          osd.id(), df->inconsistent_objects() - df->repaired_objects()));
+    }
   }
   if (format == "json") {
     print_json(*status, quorum, mds, warnings, up, in, cap);
