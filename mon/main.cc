@@ -53,6 +53,17 @@ int main(int argc, char** argv) {
   }
   options.failure.down_out_interval = dfs::mon::Millis(static_cast<int64_t>(*down_out * 1000));
   options.failure.min_in_ratio = *min_in;
+  auto full = config.get_double(section, "mon_osd_full_ratio", options.full_ratio);
+  auto nearfull = config.get_double(section, "mon_osd_nearfull_ratio", options.nearfull_ratio);
+  if (!full || !nearfull || *nearfull <= 0 || *nearfull > *full || *full > 1) {
+    fmt::print(stderr, "dfs-mon: {}\n",
+               !full       ? full.error().to_string()
+               : !nearfull ? nearfull.error().to_string()
+                           : std::string("need 0 < mon_osd_nearfull_ratio <= mon_osd_full_ratio <= 1"));
+    return 1;
+  }
+  options.full_ratio = *full;
+  options.nearfull_ratio = *nearfull;
   auto snapshot_every = config.get_int(section, "mon_snapshot_every", 1000);
   if (!snapshot_every || *snapshot_every < 1) {
     fmt::print(stderr, "dfs-mon: {}\n",

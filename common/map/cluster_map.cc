@@ -46,6 +46,15 @@ Status ClusterMap::apply(const proto::MapCommand& command) {
       osd->set_weight(cmd.weight());
       break;
     }
+    case proto::MapCommand::kSetSpace: {
+      const auto& cmd = command.set_space();
+      auto* osd = mutable_osd(cmd.id());
+      if (!osd) return make_error(ErrorCode::kNotFound, "osd." + std::to_string(cmd.id()));
+      osd->set_space(cmd.space());
+      osd->set_used_permille(cmd.used_permille());
+      placement_changed = false;
+      break;
+    }
     case proto::MapCommand::kCreatePool:
       status = apply_create_pool(command.create_pool());
       placement_changed = false;

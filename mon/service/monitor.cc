@@ -241,9 +241,35 @@ awaitable<Result<rpc::Reply>> Monitor::on_beacon(rpc::ConnectionPtr conn, rpc::F
   if (!is_leader()) co_return co_await forward(std::move(conn), std::move(frame));
   auto beacon = DFS_CO_TRY(rpc::parse_body<proto::OsdBeacon>(frame.body));
   failures_.on_beacon(beacon.id(), std::chrono::steady_clock::now());
+  co_await judge_space(beacon);
   proto::OsdBeaconReply reply;
   reply.set_epoch(sm_.map().epoch());
   co_return rpc::make_reply(reply);
+}
+
+awaitable<void> Monitor::judge_space(const proto::OsdBeacon& beacon) {
+  const auto* osd = sm_.map().osd(beacon.id());
+  if (!osd || beacon.total_bytes() == 0) co_return;
+  double used = static_cast<double>(beacon.used_bytes()) / static_cast<double>(beacon.total_bytes());
+  proto::OsdSpace space = used >= options_.full_ratio       ? proto::SPACE_FULL
+                          : used >= options_.nearfull_ratio ? proto::SPACE_NEARFULL
+                                                            : proto::SPACE_OK;
+  if (space == osd->space()) co_return;
+  proto::MapCommand command;
+  auto* set = command.mutable_set_space();
+  set->set_id(beacon.id());
+  set->set_space(space);
+  set->set_used_permille(static_cast<uint32_t>(std::min(used, 1.0) * 1000));
+  auto epoch = co_await commit(command);
+  if (!epoch) {
+    spdlog::error("could not record osd.{}'s space: {}", beacon.id(), epoch.error().to_string());
+    co_return;  // the next beacon tries again
+  }
+  spdlog::warn("epoch {}: osd.{} is {} ({:.1f}% of its disk used)", *epoch, beacon.id(),
+               space == proto::SPACE_FULL       ? "full: writes to its placement groups are refused"
+               : space == proto::SPACE_NEARFULL ? "nearly full"
+                                                : "no longer nearly full",
+               used * 100);
 }
 
 awaitable<Result<rpc::Reply>> Monitor::on_failure_report(rpc::ConnectionPtr conn,

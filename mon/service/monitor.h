@@ -34,6 +34,10 @@ struct MonitorOptions {
   raft::NodeId id = 1;              // this monitor's Raft node id
   std::vector<MonMember> members;   // every monitor, this one included; empty: alone
   FailureDetectorOptions failure;
+  // An OSD whose disk is this full is marked full (writes to its PGs refused with
+  // kNoSpace) or nearly full (a health warning), from its beacons.
+  double full_ratio = 0.95;
+  double nearfull_ratio = 0.85;
   Millis tick{500};
   Duration forward_timeout{3000};   // a follower's forward of one request to the leader
   // How long a subscription may wait for this monitor to catch up with the leader; below
@@ -60,6 +64,8 @@ class Monitor {
   Handler on_subscribe(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_command(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_beacon(rpc::ConnectionPtr conn, rpc::Frame frame);
+  // Commits the OSD's space state (full_ratio, nearfull_ratio) when its beacon changes it.
+  awaitable<void> judge_space(const proto::OsdBeacon& beacon);
   Handler on_failure_report(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_status(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_committed_epoch(rpc::ConnectionPtr conn, rpc::Frame frame);

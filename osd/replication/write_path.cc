@@ -74,6 +74,24 @@ std::string lock_key(const proto::ObjectLocator& object) {
 
 }  // namespace
 
+Status OsdService::check_space(const proto::WriteRequest& request,
+                               const std::vector<int32_t>& acting) const {
+  // Removals and truncates free space (a truncate up allocates nothing): always allowed,
+  // so that a full cluster can be emptied.
+  if (request.kind() != proto::OP_WRITE && request.kind() != proto::OP_WRITE_FULL) return ok_status();
+  for (int32_t id : acting) {
+    const auto* osd = map().osd(id);
+    if (osd && osd->space() == proto::SPACE_FULL) {
+      return make_error(ErrorCode::kNoSpace,
+                        "osd." + std::to_string(id) + " is full (" +
+                            std::to_string(osd->used_permille() / 10) + "% of its disk used): " +
+                            "writes to pg " + std::to_string(request.object().pool()) + "." +
+                            std::to_string(request.object().pg()) + " are refused until space is freed");
+    }
+  }
+  return ok_status();
+}
+
 awaitable<Result<rpc::Reply>> OsdService::on_write(rpc::ConnectionPtr, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::WriteRequest>(frame.body));
   DFS_CO_TRY_STATUS(validate_write(request, frame.data));
@@ -104,6 +122,7 @@ awaitable<Result<rpc::Reply>> OsdService::on_write(rpc::ConnectionPtr, rpc::Fram
     reply.set_copies(copies);
     co_return rpc::make_reply(reply);
   }
+  DFS_CO_TRY_STATUS(check_space(request, acting));  // a resend above was applied already
   proto::Version version;
   version.set_epoch(map().epoch());
   version.set_seq(pg->next_seq());

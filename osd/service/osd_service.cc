@@ -84,6 +84,12 @@ awaitable<void> OsdService::beacon_loop() {
   for (;;) {
     co_await sleep_for(options_.beacon_interval);
     beacon.set_epoch(maps_.epoch());
+    // The disk's use, counted as what its file system no longer has free.
+    auto usage = co_await run_blocking(blocking_, [this] { return store_->usage(); });
+    if (usage && usage->total_bytes > 0) {
+      beacon.set_total_bytes(usage->total_bytes);
+      beacon.set_used_bytes(usage->total_bytes - std::min(usage->available_bytes, usage->total_bytes));
+    }
     auto reply = co_await maps_.call_mon(rpc::kMonOsdBeacon, beacon.SerializeAsString(),
                                          options_.beacon_interval * 2);
     if (!reply) spdlog::debug("beacon not delivered: {}", reply.error().to_string());

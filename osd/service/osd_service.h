@@ -98,6 +98,8 @@ class OsdService {
                                       std::optional<std::pair<ObjectInfo, std::string>> local,
                                       proto::Version removed_at);
   void report_failure(int32_t peer, const Error& error);
+  // kNoSpace for a write (not a removal or truncate) to a PG with a full member.
+  Status check_space(const proto::WriteRequest& request, const std::vector<int32_t>& acting) const;
 
   // peering.cc
   struct MemberListing {

@@ -275,20 +275,20 @@ TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it 
   DFS_CHECK_OK(cluster.check_healthy());
 }
 
-// Issue 5, must-show 1 in small: an OSD killed for good is marked down, then out after
+// Issue 5, must-show 1: among 20,000 objects, an OSD killed for good is marked down, then out after
 // mon_osd_down_out_interval; CRUSH gives its PGs another OSD, which peering fills
 // (backfill), so every object is on three OSDs (three hosts) again, and writes made
 // meanwhile succeed.
-TEST_CASE("integration/objects: an OSD lost for good is replaced by backfill") {
+TEST_CASE("integration/objects: an OSD lost for good among 20000 objects is replaced by backfill") {
   ClusterOptions options;
   options.osds = 4;  // each its own host
   options.mon_osd_down_out_interval_s = 2;
   TestCluster cluster(options);
   INFO("cluster dir " << cluster.dir());
-  auto client = cluster.boot_with_pool("data", 16, Duration(30000));
+  auto client = cluster.boot_with_pool("data", 64, Duration(30000));
   DFS_REQUIRE_OK(client);
   auto& c = **client;
-  std::vector<ObjectSpec> specs = numbered_specs("lost", 300, 0, 2000, 13);
+  std::vector<ObjectSpec> specs = numbered_specs("lost", 20000, 0, 1000, 0);
   auto failures = write_objects(c, "data", specs);
   REQUIRE_MESSAGE(failures.empty(), summarize(failures));
   DFS_REQUIRE_OK(cluster.kill("osd.3"));

@@ -148,6 +148,7 @@ void TestCluster::write_conf() {
       << (std::getenv("DFS_TEST_LOG_LEVEL") ? std::getenv("DFS_TEST_LOG_LEVEL")
                                             : options_.log_level)
       << "\n";
+  for (const auto& line : options_.extra_conf) out << line << "\n";
   for (int i = 0; i < options_.mons; ++i) {
     std::string name = mon_name(i);
     out << "\n[" << name << "]\n"
@@ -211,6 +212,23 @@ Status TestCluster::boot(Duration timeout) {
   for (auto& [name, d] : daemons_) DFS_TRY_STATUS(mkfs(d));
   DFS_TRY_STATUS(start(daemon_names()));
   return wait_osds_up(options_.osds, timeout);
+}
+
+Result<int> TestCluster::add_osd(Duration timeout) {
+  int id = options_.osds;
+  auto [fd, port] = reserve_port();
+  Daemon d;
+  d.name = osd_name(id);
+  d.argv = {osd_binary(), "-c", conf_path_, "-i", std::to_string(id)};
+  d.addr = "127.0.0.1:" + std::to_string(port);
+  ::close(fd);
+  Daemon& added = daemons_.emplace(d.name, std::move(d)).first->second;
+  ++options_.osds;
+  write_conf();
+  DFS_TRY_STATUS(mkfs(added));
+  DFS_TRY_STATUS(start(added.name));
+  DFS_TRY_STATUS(wait_osds_up(options_.osds, timeout));
+  return id;
 }
 
 Result<std::unique_ptr<client::ObjectClient>> TestCluster::boot_with_pool(const std::string& pool,

@@ -32,6 +32,8 @@ struct ClusterOptions {
   double mon_osd_down_out_interval_s = 600;  // a down OSD is marked out after this
   // The OSDs' scheduled deep scrub of each PG (osd_deep_scrub_interval); unset: theirs.
   std::optional<double> osd_deep_scrub_interval_s;
+  // Extra `key = value` lines for [global] (every daemon reads them).
+  std::vector<std::string> extra_conf;
   std::string log_level = "info";  // $DFS_TEST_LOG_LEVEL overrides it
 };
 
@@ -57,6 +59,9 @@ class TestCluster {
   Result<std::unique_ptr<client::ObjectClient>> boot_with_pool(
       const std::string& pool, uint32_t pg_num = 64, Duration op_timeout = Duration(60000));
 
+  // Adds osd.N (N: the next id) on a new CRUSH host hostN with weight 1, makes its
+  // store and starts it; returns once the map has it up. Errors: those of boot().
+  Result<int> add_osd(Duration timeout = Duration(30000));
   // Sends `signal` to a daemon ("mon.a", "osd.1"). SIGKILL/SIGTERM/SIGINT also wait
   // for it to end (SIGTERM: up to 10 s, then SIGKILL) and reap it.
   // Errors: kNotFound (unknown or not running).

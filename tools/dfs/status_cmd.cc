@@ -159,6 +159,15 @@ int print_status(const GlobalOptions& global, const std::string& format) {
     up += osd.up();
     in += osd.in();
     if (!osd.up()) warnings.push_back("osd." + std::to_string(osd.id()) + " on " + osd.host() + " is down");
+    if (osd.space() == proto::SPACE_FULL) {
+      warnings.push_back(fmt::format(
+          "osd.{} on {} is full ({}% used): writes to its placement groups fail with ENOSPC; "
+          "delete data or add OSDs",
+          osd.id(), osd.host(), osd.used_permille() / 10));
+    } else if (osd.space() == proto::SPACE_NEARFULL) {
+      warnings.push_back(fmt::format("osd.{} on {} is nearly full ({}% used)", osd.id(),
+                                     osd.host(), osd.used_permille() / 10));
+    }
   }
   for (const auto& pool : map.pools()) {
     if (static_cast<int>(pool.min_size()) > up) {

@@ -44,6 +44,28 @@ TEST_CASE("common/map: commands bump the epoch; invalid ones change nothing") {
   CHECK(map.epoch() == 4);
 }
 
+TEST_CASE("common/map: an OSD's space state is recorded without moving any PG") {
+  ClusterMap map;
+  for (int i = 0; i < 3; ++i) REQUIRE(map.apply(boot(i, "h" + std::to_string(i))));
+  REQUIRE(map.apply(create_pool("data", 3, 2, 16)));
+  const proto::Pool pool = *map.pool_by_name("data");
+  std::vector<std::vector<int32_t>> before;
+  for (uint32_t pg = 0; pg < 16; ++pg) before.push_back(map.acting(pool, pg));
+  proto::MapCommand full;
+  full.mutable_set_space()->set_id(1);
+  full.mutable_set_space()->set_space(proto::SPACE_FULL);
+  full.mutable_set_space()->set_used_permille(961);
+  REQUIRE(map.apply(full));
+  CHECK(map.epoch() == 5);
+  CHECK(map.osd(1)->space() == proto::SPACE_FULL);
+  CHECK(map.osd(1)->used_permille() == 961);
+  CHECK(map.osd(0)->space() == proto::SPACE_OK);
+  for (uint32_t pg = 0; pg < 16; ++pg) CHECK(map.acting(pool, pg) == before[pg]);
+  full.mutable_set_space()->set_id(7);
+  CHECK(map.apply(full).error().code() == ErrorCode::kNotFound);
+  CHECK(map.epoch() == 5);
+}
+
 TEST_CASE("common/map: replaying the same incrementals yields the same map") {
   ClusterMap leader;
   std::vector<proto::MapIncremental> log;
