@@ -62,6 +62,23 @@ int main(int argc, char** argv) {
                            : std::string("need 0 < mon_osd_nearfull_ratio <= mon_osd_full_ratio <= 1"));
     return 1;
   }
+  auto flap_downs = config.get_int(section, "mon_osd_flap_max_downs", options.flap.max_downs);
+  auto flap_period = config.get_double(section, "mon_osd_flap_period", 600);
+  auto flap_hold = config.get_double(section, "mon_osd_flap_hold", 60);
+  if (!flap_downs || !flap_period || !flap_hold || *flap_downs < 0 || *flap_period <= 0 ||
+      *flap_hold <= 0) {
+    fmt::print(stderr, "dfs-mon: {}\n",
+               !flap_downs    ? flap_downs.error().to_string()
+               : !flap_period ? flap_period.error().to_string()
+               : !flap_hold   ? flap_hold.error().to_string()
+                              : std::string("mon_osd_flap_max_downs must be >= 0 (0: no damping), "
+                                            "mon_osd_flap_period and mon_osd_flap_hold > 0 seconds"));
+    return 1;
+  }
+  options.flap.max_downs = static_cast<int>(*flap_downs);
+  options.flap.period = std::chrono::milliseconds(static_cast<int64_t>(*flap_period * 1000));
+  options.flap.hold = std::chrono::milliseconds(static_cast<int64_t>(*flap_hold * 1000));
+  options.flap.max_hold = std::max(options.flap.hold, options.flap.period);
   options.full_ratio = *full;
   options.nearfull_ratio = *nearfull;
   auto snapshot_every = config.get_int(section, "mon_snapshot_every", 1000);

@@ -55,6 +55,21 @@ Status ClusterMap::apply(const proto::MapCommand& command) {
       placement_changed = false;
       break;
     }
+    case proto::MapCommand::kPurgeOsd: {
+      int32_t id = command.purge_osd().id();
+      const auto* osd = this->osd(id);
+      if (!osd) return make_error(ErrorCode::kNotFound, "osd." + std::to_string(id));
+      if (osd->up() || osd->in()) {
+        return make_error(ErrorCode::kBusy, "osd." + std::to_string(id) + " is " +
+                                                (osd->up() ? "up" : "in") +
+                                                ": mark it down and out first, and let recovery "
+                                                "finish (dfs status)");
+      }
+      auto* osds = map_.mutable_osds();
+      osds->erase(std::find_if(osds->begin(), osds->end(),
+                               [id](const proto::OsdInfo& o) { return o.id() == id; }));
+      break;
+    }
     case proto::MapCommand::kCreatePool:
       status = apply_create_pool(command.create_pool());
       placement_changed = false;

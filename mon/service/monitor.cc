@@ -28,6 +28,7 @@ Monitor::Monitor(asio::any_io_executor executor, MonitorOptions options,
       store_(std::move(store)),
       sm_(store_->genesis()),
       failures_(options_.failure),
+      flaps_(options_.flap),
       server_(executor, connection_options(options_)),
       router_(server_),
       messenger_(executor, rpc::MessengerOptions{connection_options(options_)}),
@@ -215,6 +216,15 @@ awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::
       reply.set_epoch(map.epoch());
       co_return rpc::make_reply(reply);
     }
+    auto now = std::chrono::steady_clock::now();
+    if (auto held = flaps_.held_for(command.boot_osd().id(), now)) {
+      co_return make_error(
+          ErrorCode::kUnavailable,
+          fmt::format("osd.{} is flapping: marked down {} times in the last {} s; its boot is "
+                      "held back for another {} s",
+                      command.boot_osd().id(), flaps_.downs_within_period(command.boot_osd().id(), now),
+                      options_.flap.period.count() / 1000, (held->count() + 999) / 1000));
+    }
   }
   if (command.has_boot_mds()) {
     const auto* mds = map.mds(command.boot_mds().name());
@@ -336,6 +346,7 @@ awaitable<void> Monitor::check_failures() {
     auto epoch = co_await commit(command);
     if (epoch) {
       spdlog::warn("epoch {}: marked osd.{} down: {}", *epoch, verdict.osd, verdict.reason);
+      flaps_.on_down(verdict.osd, now);
     } else {
       spdlog::error("could not mark osd.{} down: {}", verdict.osd, epoch.error().to_string());
       co_return;  // e.g. leadership lost; the next tick decides again

@@ -21,6 +21,7 @@
 #include "common/raft/members_config.h"
 #include "common/rpc/server.h"
 #include "mon/service/failure_detector.h"
+#include "mon/service/flap_damper.h"
 #include "mon/service/map_state_machine.h"
 #include "mon/service/map_store.h"
 
@@ -34,6 +35,7 @@ struct MonitorOptions {
   raft::NodeId id = 1;              // this monitor's Raft node id
   std::vector<MonMember> members;   // every monitor, this one included; empty: alone
   FailureDetectorOptions failure;
+  FlapDamperOptions flap;
   // An OSD whose disk is this full is marked full (writes to its PGs refused with
   // kNoSpace) or nearly full (a health warning), from its beacons.
   double full_ratio = 0.95;
@@ -96,6 +98,7 @@ class Monitor {
   asio::thread_pool pool_{1};        // Raft log syncs
   MapStateMachine sm_;
   FailureDetector failures_;
+  FlapDamper flaps_;  // OSDs marked down too often have their boots held back
   rpc::RpcServer server_;
   raft::RaftRouter router_;
   rpc::Messenger messenger_;

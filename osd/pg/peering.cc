@@ -258,6 +258,18 @@ awaitable<Status> OsdService::peer(uint32_t pool_id, uint32_t pg_id, PgState* pg
     }
   }
 
+  // Counted down as objects are moved, for `dfs status`; what is left when this pass
+  // ends (an error) leaves the count with it.
+  struct Pending {
+    uint64_t& total;
+    uint64_t left;
+    ~Pending() { total -= left; }
+    void one_done() {
+      --left;
+      --total;
+    }
+  } pending{recovery_pending_objects_, copy_to.size() + remove_from.size()};
+  recovery_pending_objects_ += pending.left;
   std::map<int32_t, size_t> copied, removed;
   for (const auto& [name, targets] : copy_to) {
     ObjectKey key{pool_id, pg_id, name};
@@ -272,6 +284,7 @@ awaitable<Status> OsdService::peer(uint32_t pool_id, uint32_t pg_id, PgState* pg
       DFS_CO_TRY_STATUS(co_await push_copy(target, key, std::move(pushed)));
       ++(*copy ? copied : removed)[target];
     }
+    pending.one_done();
   }
   for (const auto& [name, targets] : remove_from) {
     // Named, not a temporary: GCC 12 destroys a temporary in a co_await twice.
@@ -281,6 +294,7 @@ awaitable<Status> OsdService::peer(uint32_t pool_id, uint32_t pg_id, PgState* pg
       DFS_CO_TRY_STATUS(co_await push_copy(target, key, std::move(absent)));
       ++removed[target];
     }
+    pending.one_done();
   }
 
   proto::Version last_update = members[auth].last_update;

@@ -169,6 +169,7 @@ class OsdService {
   bool peering_wanted_ = false;   // a pass over this OSD's PGs is due
   bool peering_running_ = false;
   uint64_t recovered_objects_ = 0;  // copied or removed onto members by peering
+  uint64_t recovery_pending_objects_ = 0;  // still to copy or remove by running peerings
   uint64_t inconsistent_objects_ = 0;  // found by scrub or a bad read (scrub.cc)
   uint64_t repaired_objects_ = 0;
   uint64_t instance_;  // this process's boot nonce

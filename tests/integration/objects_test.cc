@@ -14,6 +14,7 @@
 #include "tests/support/data_pool_cluster.h"
 #include "tests/support/elapsed.h"
 #include "tests/support/object_checks.h"
+#include "tests/support/process.h"
 #include "tests/support/test_cluster.h"
 
 namespace dfs::test {
@@ -239,6 +240,15 @@ TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it 
   DFS_REQUIRE_OK(cluster.kill("osd.1"));
   DFS_REQUIRE_OK(cluster.wait_osd_down(1));
   uint64_t before = recovered_objects(c, 3);
+  {  // Every PG lost a member: `dfs status` says so.
+    auto status = run_command({cli_binary(), "-c", cluster.conf_path(), "status"}, cluster.dir(),
+                              std::chrono::milliseconds(30000));
+    DFS_REQUIRE_OK(status);
+    INFO(status->out);
+    CHECK(status->out.find("16 of 16 placement groups are degraded") != std::string::npos);
+    CHECK(status->out.find("pgs:      16 total, ") != std::string::npos);
+    CHECK(status->out.find(" active, 16 degraded") != std::string::npos);
+  }
 
   // While osd.1 is down: 20 overwritten, 10 removed, 5 created.
   for (size_t i = 0; i < 20; ++i) {
@@ -330,6 +340,53 @@ TEST_CASE("integration/objects: an OSD lost for good among 20000 objects is repl
     CHECK_MESSAGE(hosts.size() == acting.size(), "pg " << pg << " has two copies on one host");
   }
   CHECK(recovered_objects(c, 4) > 0);
+
+  // The operator removes the dead OSD for good; a live one cannot be removed.
+  auto purge = [&](int id) {
+    return run_command({cli_binary(), "-c", cluster.conf_path(), "osd", "purge", std::to_string(id)},
+                       cluster.dir(), std::chrono::milliseconds(30000));
+  };
+  auto refused = purge(0);
+  DFS_REQUIRE_OK(refused);
+  CHECK(refused->exit_code != 0);
+  CHECK(refused->err.find("osd.0 is up") != std::string::npos);
+  auto purged = purge(3);
+  DFS_REQUIRE_OK(purged);
+  INFO(purged->describe());
+  CHECK(purged->exit_code == 0);
+  auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (c.map_snapshot().osd(3) && std::chrono::steady_clock::now() < gone_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(c.map_snapshot().osd(3) == nullptr);
+}
+
+// A flapping OSD is damped: once the monitors marked it down twice (the limit set
+// here), its next boot is held back for mon_osd_flap_hold, and it says why.
+TEST_CASE("integration/objects: an OSD that keeps failing is held down for a while") {
+  ClusterOptions options;
+  options.extra_conf = {"mon_osd_flap_max_downs = 2", "mon_osd_flap_hold = 6"};
+  TestCluster cluster(options);
+  INFO("cluster dir " << cluster.dir());
+  auto client = cluster.boot_with_pool("data", 8, Duration(20000));
+  DFS_REQUIRE_OK(client);
+  auto& c = **client;
+  for (int round = 0; round < 2; ++round) {
+    DFS_REQUIRE_OK(cluster.kill("osd.2"));
+    DFS_REQUIRE_OK(cluster.wait_osd_down(2));
+    if (round == 0) {
+      DFS_REQUIRE_OK(cluster.start("osd.2"));
+      DFS_REQUIRE_OK(cluster.wait_osds_up(3));
+    }
+  }
+  auto restarted = std::chrono::steady_clock::now();
+  DFS_REQUIRE_OK(cluster.start("osd.2"));
+  DFS_REQUIRE_OK(cluster.wait_osds_up(3, Duration(30000)));
+  auto held = std::chrono::steady_clock::now() - restarted;
+  CHECK(held > std::chrono::seconds(4));
+  CHECK(cluster.log_of("osd.2").find("is flapping: marked down 2 times") != std::string::npos);
+  DFS_CHECK_OK(c.run(c.write_full("data", "after-flapping", "still here")));
+  DFS_CHECK_OK(cluster.check_healthy());
 }
 
 TEST_SUITE_END();

@@ -79,6 +79,37 @@ TEST_CASE("integration/rebalance: a new host's OSD receives its share and only t
                             std::chrono::milliseconds(30000));
   DFS_REQUIRE_OK(status);
   CHECK(status->out.find("health:   OK") != std::string::npos);
+
+  // Halving osd.3's weight moves PGs off it only: a PG it was not in stays where it is.
+  auto reweight = run_command({cli_binary(), "-c", cluster.conf_path(), "osd", "reweight", "3", "0.5"},
+                              cluster.dir(), std::chrono::milliseconds(30000));
+  DFS_REQUIRE_OK(reweight);
+  INFO(reweight->describe());
+  REQUIRE(reweight->exit_code == 0);
+  deadline = Clock::now() + Duration(10000);
+  while (c.map_snapshot().osd(3)->weight() != 0.5 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ClusterMap halved = c.map_snapshot();
+  REQUIRE(halved.osd(3)->weight() == 0.5);
+  size_t left_osd3 = 0;
+  for (uint32_t pg = 0; pg < kPgs; ++pg) {
+    auto was = after.acting(*pool, pg);
+    auto now = halved.acting(*halved.pool_by_name("data"), pg);
+    CAPTURE(pg);
+    if (!moved[pg]) CHECK(now == was);
+    CHECK(std::count(now.begin(), now.end(), 3) <= std::count(was.begin(), was.end(), 3));
+    left_osd3 += moved[pg] && std::count(now.begin(), now.end(), 3) == 0;
+  }
+  CHECK(left_osd3 > 0);
+  problems.clear();
+  deadline = Clock::now() + Duration(60000);
+  do {  // the PGs that left osd.3 are backfilled onto their new members
+    problems = verify_replicas(c, "data", specs, 3, 8);
+    if (problems.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  } while (Clock::now() < deadline);
+  CHECK_MESSAGE(problems.empty(), "after the reweight: " << summarize(problems));
   DFS_CHECK_OK(cluster.check_healthy());
 }
 

@@ -1,7 +1,9 @@
 // `dfs status` (text or JSON) and `dfs osd tree`: what the cluster looks like right now.
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tools/dfs/cli_context.h"
 #include "tools/dfs/mds_status.h"
@@ -28,6 +30,20 @@ std::string json_string(const std::string& text) {
 struct Capacity {
   uint64_t total = 0, used = 0, objects = 0;
 };
+
+// Placement groups and recovery, summed over the up OSDs' statfs replies.
+struct PgView {
+  uint32_t total = 0;     // PGs of every pool
+  uint32_t active = 0;    // peered for their acting set by their primary
+  uint32_t degraded = 0;  // fewer OSDs up in their acting set than the pool's size
+  uint64_t pending = 0;   // objects peering still has to copy or remove
+  double rate = 0;        // objects recovered per second, sampled over one second
+};
+
+std::string progress_bar(uint32_t done, uint32_t total, int width = 20) {
+  int filled = total == 0 ? width : static_cast<int>(uint64_t{done} * width / total);
+  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+}
 
 void print_quorum_text(const QuorumView& q) {
   fmt::print("  quorum:   {} monitors, {} in quorum, leader {}\n", q.mons.size(), q.in_quorum,
@@ -82,7 +98,7 @@ void print_mds_text(const std::vector<MdsRow>& rows) {
 
 void print_json(const proto::StatusReply& status, const QuorumView& q,
                 const std::vector<MdsRow>& mds, const std::vector<std::string>& warnings, int up,
-                int in, const Capacity& cap) {
+                int in, const Capacity& cap, const PgView& pgs) {
   const auto& map = status.map();
   std::string out = "{\n";
   out += "  \"fsid\": " + json_string(map.fsid()) + ",\n";
@@ -133,6 +149,10 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
   out += fmt::format("  \"osds\": {{\"total\": {}, \"up\": {}, \"in\": {}}},\n", map.osds_size(),
                      up, in);
   out += fmt::format("  \"pools\": {},\n", map.pools_size());
+  out += fmt::format("  \"pgs\": {{\"total\": {}, \"active\": {}, \"degraded\": {}}},\n",
+                     pgs.total, pgs.active, pgs.degraded);
+  out += fmt::format("  \"recovery\": {{\"pending_objects\": {}, \"objects_per_s\": {:.1f}}},\n",
+                     pgs.pending, pgs.rate);
   out += fmt::format(
       "  \"capacity\": {{\"total_bytes\": {}, \"used_bytes\": {}, \"objects\": {}}}\n",
       cap.total, cap.used, cap.objects);
@@ -191,10 +211,22 @@ int print_status(const GlobalOptions& global, const std::string& format) {
     }
   }
   Capacity cap;
+  PgView pgs;
+  uint64_t recovered = 0;
+  const ClusterMap current(map);
+  for (const auto& pool : map.pools()) {
+    pgs.total += pool.pg_num();
+    for (uint32_t pg = 0; pg < pool.pg_num(); ++pg) {
+      pgs.degraded += current.acting(pool, pg).size() < pool.size();
+    }
+  }
   for (const auto& osd : map.osds()) {
     if (!osd.up()) continue;
     auto df = (*client)->run((*client)->osd_statfs(osd.id()));
     if (!df) continue;
+    pgs.active += df->pgs_active();
+    pgs.pending += df->recovery_pending_objects();
+    recovered += df->recovered_objects();
     cap.total += df->total_bytes();
     cap.used += df->used_bytes();
     cap.objects += df->objects();
@@ -205,8 +237,28 @@ int print_status(const GlobalOptions& global, const std::string& format) {
           osd.id(), df->inconsistent_objects() - df->repaired_objects()));
     }
   }
+  if (pgs.pending > 0) {
+    // A second sample for the rate: what peering moved in one second.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    uint64_t later = 0;
+    for (const auto& osd : map.osds()) {
+      if (!osd.up()) continue;
+      auto df = (*client)->run((*client)->osd_statfs(osd.id()));
+      if (df) later += df->recovered_objects();
+    }
+    pgs.rate = later >= recovered ? static_cast<double>(later - recovered) : 0;
+  }
+  if (pgs.degraded > 0) {
+    warnings.push_back(fmt::format("{} of {} placement groups are degraded: fewer of their OSDs "
+                                   "are up than their pool keeps copies",
+                                   pgs.degraded, pgs.total));
+  }
+  if (pgs.active < pgs.total) {
+    warnings.push_back(fmt::format("{} of {} placement groups are peering or recovering",
+                                   pgs.total - pgs.active, pgs.total));
+  }
   if (format == "json") {
-    print_json(*status, quorum, mds, warnings, up, in, cap);
+    print_json(*status, quorum, mds, warnings, up, in, cap, pgs);
     return 0;
   }
   fmt::print("cluster {}\n", map.fsid());
@@ -218,6 +270,13 @@ int print_status(const GlobalOptions& global, const std::string& format) {
   print_mds_text(mds);
   fmt::print("  osds:     {} total, {} up, {} in\n", map.osds_size(), up, in);
   fmt::print("  pools:    {}\n", map.pools_size());
+  fmt::print("  pgs:      {} total, {} active, {} degraded\n", pgs.total, pgs.active, pgs.degraded);
+  if (pgs.active < pgs.total || pgs.pending > 0) {
+    std::string eta = pgs.rate > 0 ? fmt::format("ETA {:.0f} s", pgs.pending / pgs.rate) : "ETA unknown";
+    fmt::print("  recovery: {} {}/{} PGs active; {} objects to copy at {:.0f} objects/s, {}\n",
+               progress_bar(pgs.active, pgs.total), pgs.active, pgs.total, pgs.pending, pgs.rate,
+               eta);
+  }
   fmt::print("  capacity: {:.1f} GiB used of {:.1f} GiB raw on up OSDs; {} object replicas\n",
              cap.used / double(1ull << 30), cap.total / double(1ull << 30), cap.objects);
   return 0;
@@ -259,11 +318,18 @@ void add_osd_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   osd->add_subcommand("tree", "show hosts and their OSDs with weight and state")
       ->callback([&] { exit_code = print_osd_tree(global); });
   static int id = -1;
-  for (auto [verb, help] : {std::pair{"out", "mark an OSD out (CRUSH stops placing data on it)"},
-                            std::pair{"in", "mark an OSD back in"},
-                            std::pair{"down", "mark an OSD down (it re-announces itself if alive)"}}) {
+  static double weight = 1.0;
+  for (auto [verb, help] :
+       {std::pair{"out", "mark an OSD out (CRUSH stops placing data on it)"},
+        std::pair{"in", "mark an OSD back in"},
+        std::pair{"down", "mark an OSD down (it re-announces itself if alive)"},
+        std::pair{"reweight", "set an OSD's CRUSH weight (its share of the data; conventionally TiB)"},
+        std::pair{"purge", "remove a down and out OSD from the map for good (its disk is gone)"}}) {
     auto* cmd = osd->add_subcommand(verb, help);
     cmd->add_option("id", id, "OSD id")->required();
+    if (std::string(verb) == "reweight") {
+      cmd->add_option("weight", weight, "new CRUSH weight (>= 0)")->required()->check(CLI::NonNegativeNumber);
+    }
     cmd->callback([&global, &exit_code, verb = std::string(verb)] {
       auto client = connect_client(global);
       if (!client) {
@@ -274,12 +340,23 @@ void add_osd_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
       if (verb == "out") command.mutable_mark_out()->set_id(id);
       if (verb == "in") command.mutable_mark_in()->set_id(id);
       if (verb == "down") command.mutable_mark_down()->set_id(id);
+      if (verb == "reweight") {
+        command.mutable_set_weight()->set_id(id);
+        command.mutable_set_weight()->set_weight(weight);
+      }
+      if (verb == "purge") command.mutable_purge_osd()->set_id(id);
       auto epoch = (*client)->run((*client)->mon_command(command));
       if (!epoch) {
         exit_code = report("osd " + verb, epoch.error());
         return;
       }
-      fmt::print("marked osd.{} {} (map epoch {})\n", id, verb, *epoch);
+      if (verb == "reweight") {
+        fmt::print("osd.{} weighs {} (map epoch {}); its PGs move accordingly\n", id, weight, *epoch);
+      } else if (verb == "purge") {
+        fmt::print("removed osd.{} from the map (map epoch {})\n", id, *epoch);
+      } else {
+        fmt::print("marked osd.{} {} (map epoch {})\n", id, verb, *epoch);
+      }
     });
   }
 }

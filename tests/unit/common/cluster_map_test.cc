@@ -66,6 +66,27 @@ TEST_CASE("common/map: an OSD's space state is recorded without moving any PG") 
   CHECK(map.epoch() == 5);
 }
 
+TEST_CASE("common/map: only a down and out OSD can be purged") {
+  ClusterMap map;
+  for (int i = 0; i < 4; ++i) REQUIRE(map.apply(boot(i, "h" + std::to_string(i))));
+  proto::MapCommand purge;
+  purge.mutable_purge_osd()->set_id(3);
+  CHECK(map.apply(purge).error().code() == ErrorCode::kBusy);  // up
+  proto::MapCommand down;
+  down.mutable_mark_down()->set_id(3);
+  REQUIRE(map.apply(down));
+  CHECK(map.apply(purge).error().code() == ErrorCode::kBusy);  // still in
+  proto::MapCommand out;
+  out.mutable_mark_out()->set_id(3);
+  REQUIRE(map.apply(out));
+  uint64_t epoch = map.epoch();
+  REQUIRE(map.apply(purge));
+  CHECK(map.epoch() == epoch + 1);
+  CHECK(map.osd(3) == nullptr);
+  CHECK(map.proto().osds_size() == 3);
+  CHECK(map.apply(purge).error().code() == ErrorCode::kNotFound);
+}
+
 TEST_CASE("common/map: replaying the same incrementals yields the same map") {
   ClusterMap leader;
   std::vector<proto::MapIncremental> log;
