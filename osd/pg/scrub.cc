@@ -249,12 +249,7 @@ awaitable<Result<proto::PgScrubReply>> OsdService::scrub_pg(uint32_t pool_id, ui
 awaitable<Result<rpc::Reply>> OsdService::on_pg_scrub(rpc::ConnectionPtr, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::PgScrubRequest>(frame.body));
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
-  const auto* pool = map().pool(static_cast<int32_t>(request.pool()));
-  if (!pool) co_return make_error(ErrorCode::kNoSuchPool, "pool id " + std::to_string(request.pool()));
-  if (request.pg() >= pool->pg_num()) {
-    co_return make_error(ErrorCode::kInvalidArgument, "pool " + std::to_string(request.pool()) +
-                                                          " has no pg " + std::to_string(request.pg()));
-  }
+  DFS_CO_TRY(locate_pg(request.pool(), request.pg()));
   DFS_CO_AWAIT_TRY(auto reply, scrub_pg(request.pool(), request.pg(), request.deep()));
   co_return rpc::make_reply(reply);
 }

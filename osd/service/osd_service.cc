@@ -132,6 +132,16 @@ Result<const proto::Pool*> OsdService::locate(const proto::ObjectLocator& object
   return pool;
 }
 
+Result<const proto::Pool*> OsdService::locate_pg(uint32_t pool_id, uint32_t pg) const {
+  const auto* pool = map().pool(static_cast<int32_t>(pool_id));
+  if (!pool) return make_error(ErrorCode::kNoSuchPool, "pool id " + std::to_string(pool_id));
+  if (pg >= pool->pg_num()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "pool " + std::to_string(pool_id) + " has no pg " + std::to_string(pg));
+  }
+  return pool;
+}
+
 Error OsdService::not_primary(const proto::ObjectLocator& object) const {
   return Error(ErrorCode::kNotPrimary, entity_ + " is not the primary of pg " +
                                            std::to_string(object.pool()) + "." +

@@ -77,6 +77,8 @@ class OsdService {
   awaitable<Status> catch_up_map(uint64_t epoch);
   // Resolves the pool and checks the object's PG. Errors: kNoSuchPool, kInvalidArgument.
   Result<const proto::Pool*> locate(const proto::ObjectLocator& object) const;
+  // The pool of a PG request. Errors: kNoSuchPool, kInvalidArgument (no such PG).
+  Result<const proto::Pool*> locate_pg(uint32_t pool, uint32_t pg) const;
   awaitable<Result<PgState*>> load_pg(uint32_t pool, uint32_t pg);
   Error not_primary(const proto::ObjectLocator& object) const;
 

@@ -87,12 +87,7 @@ awaitable<Result<rpc::Reply>> OsdService::on_stat(rpc::ConnectionPtr, rpc::Frame
 awaitable<Result<rpc::Reply>> OsdService::on_list(rpc::ConnectionPtr, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::ListRequest>(frame.body));
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
-  const auto* pool = map().pool(static_cast<int32_t>(request.pool()));
-  if (!pool) co_return make_error(ErrorCode::kNoSuchPool, "pool id " + std::to_string(request.pool()));
-  if (request.pg() >= pool->pg_num()) {
-    co_return make_error(ErrorCode::kInvalidArgument, "pool " + std::to_string(request.pool()) +
-                                                          " has no pg " + std::to_string(request.pg()));
-  }
+  DFS_CO_TRY(locate_pg(request.pool(), request.pg()));
   DFS_CO_AWAIT_TRY(auto admitted,
                    admit_unless_replica(request.any_replica(), request.pool(), request.pg()));
   DFS_CO_AWAIT_TRY(PgState * pg, load_pg(request.pool(), request.pg()));

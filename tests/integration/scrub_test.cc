@@ -69,8 +69,13 @@ Placement placement_of(client::ObjectClient& c, const std::string& name) {
   return p;
 }
 
-void write_all(client::ObjectClient& c) {
+// Boots the cluster with pool "data" (8 PGs) and writes the kObjects objects.
+std::unique_ptr<client::ObjectClient> boot_and_fill(TestCluster& cluster) {
+  auto client = cluster.boot_with_pool("data", 8, Duration(20000));
+  DFS_REQUIRE_OK(client);
+  auto& c = **client;
   for (size_t i = 0; i < kObjects; ++i) DFS_REQUIRE_OK(c.run(c.write_full("data", object_name(i), content_of(i))));
+  return std::move(*client);
 }
 
 // Corrupts object `i`'s copy on `osd` and checks that this copy no longer reads back.
@@ -101,10 +106,8 @@ TEST_SUITE_BEGIN("integration");
 TEST_CASE("integration/scrub: deep scrub finds a corrupted replica and repairs it") {
   TestCluster cluster;
   INFO("cluster dir " << cluster.dir());
-  auto client = cluster.boot_with_pool("data", 8, Duration(20000));
-  DFS_REQUIRE_OK(client);
-  auto& c = **client;
-  write_all(c);
+  auto client = boot_and_fill(cluster);
+  auto& c = *client;
   const size_t victim = 3;
   Placement where = placement_of(c, object_name(victim));
   const int32_t replica = where.osds[1];
@@ -157,10 +160,8 @@ TEST_CASE("integration/scrub: deep scrub finds a corrupted replica and repairs i
 TEST_CASE("integration/scrub: a read that meets a bad checksum on the primary repairs it") {
   TestCluster cluster;
   INFO("cluster dir " << cluster.dir());
-  auto client = cluster.boot_with_pool("data", 8, Duration(20000));
-  DFS_REQUIRE_OK(client);
-  auto& c = **client;
-  write_all(c);
+  auto client = boot_and_fill(cluster);
+  auto& c = *client;
   const size_t victim = 5;
   Placement where = placement_of(c, object_name(victim));
   corrupt_copy(cluster, c, victim, where.osds[0]);
@@ -183,10 +184,8 @@ TEST_CASE("integration/scrub: the scheduled deep scrub repairs a copy nobody rea
   options.osd_deep_scrub_interval_s = 1;
   TestCluster cluster(options);
   INFO("cluster dir " << cluster.dir());
-  auto client = cluster.boot_with_pool("data", 8, Duration(20000));
-  DFS_REQUIRE_OK(client);
-  auto& c = **client;
-  write_all(c);
+  auto client = boot_and_fill(cluster);
+  auto& c = *client;
   const size_t victim = 7;
   Placement where = placement_of(c, object_name(victim));
   corrupt_copy(cluster, c, victim, where.osds[2]);
