@@ -271,7 +271,11 @@ awaitable<Status> OsdService::peer(uint32_t pool_id, uint32_t pg_id, PgState* pg
   } pending{recovery_pending_objects_, copy_to.size() + remove_from.size()};
   recovery_pending_objects_ += pending.left;
   std::map<int32_t, size_t> copied, removed;
-  for (const auto& [name, targets] : copy_to) {
+  // A few objects in flight at once, so that one's read on the source, the transfer
+  // and another's fdatasync on the target overlap (one at a time, recovery moved a
+  // fifth of the disk's sequential bandwidth).
+  constexpr size_t kObjectsInFlight = 4;
+  auto copy_one = [&](const std::string& name, const std::vector<int32_t>& targets) -> awaitable<Status> {
     ObjectKey key{pool_id, pg_id, name};
     auto copy = co_await fetch_copy(members[auth].osd, key);
     if (!copy) {
@@ -285,6 +289,15 @@ awaitable<Status> OsdService::peer(uint32_t pool_id, uint32_t pg_id, PgState* pg
       ++(*copy ? copied : removed)[target];
     }
     pending.one_done();
+    co_return ok_status();
+  };
+  std::vector<std::pair<std::string, std::vector<int32_t>>> to_copy(copy_to.begin(), copy_to.end());
+  for (size_t first = 0; first < to_copy.size(); first += kObjectsInFlight) {
+    std::vector<awaitable<Status>> batch;
+    for (size_t i = first; i < std::min(to_copy.size(), first + kObjectsInFlight); ++i) {
+      batch.push_back(copy_one(to_copy[i].first, to_copy[i].second));
+    }
+    for (auto& done : co_await gather(std::move(batch))) DFS_CO_TRY_STATUS(std::move(done));
   }
   for (const auto& [name, targets] : remove_from) {
     // Named, not a temporary: GCC 12 destroys a temporary in a co_await twice.
