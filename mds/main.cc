@@ -9,6 +9,7 @@
 
 #include "client-fuse/libdfs/object_client.h"
 #include "common/daemon/daemon_setup.h"
+#include "common/daemon/metrics_setup.h"
 #include "common/daemon/run_until_signal.h"
 #include "common/raft/members_config.h"
 #include "mds/ops/layout_xattr.h"
@@ -145,6 +146,9 @@ int main(int argc, char** argv) {
   if (!loaded) return fail(loaded.error().to_string());
   auto address = service.start();
   if (!address) return fail(address.error().to_string());
+  auto metrics = dfs::start_metrics(io.get_executor(), config, section, *address);
+  dfs::metrics::Registry::process().add_collector(
+      [&service](dfs::metrics::SampleWriter& w) { service.collect_metrics(w); });
   dfs::run_until_signal(io, [&] {
     service.stop();
     // Let the commit in flight and the background loops finish (bounded), then stop.

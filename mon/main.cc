@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/daemon/daemon_setup.h"
+#include "common/daemon/metrics_setup.h"
 #include "common/daemon/run_until_signal.h"
 #include "mon/service/monitor.h"
 #include "common/raft/members_config.h"
@@ -122,6 +123,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "dfs-mon: {}\n", address.error().to_string());
     return 1;
   }
+  auto metrics = dfs::start_metrics(io.get_executor(), config, section, *address);
+  dfs::metrics::Registry::process().add_collector(
+      [&monitor](dfs::metrics::SampleWriter& w) { monitor.collect_metrics(w); });
   dfs::run_until_signal(io, [&] { io.stop(); });
   return 0;  // ~Monitor waits for a log sync in flight before the store closes
 }

@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include "common/daemon/daemon_setup.h"
+#include "common/daemon/metrics_setup.h"
 #include "common/daemon/run_until_signal.h"
+#include "osd/prepare/loop_file.h"
 #include "osd/service/osd_service.h"
 
 namespace {
@@ -26,12 +28,35 @@ int main(int argc, char** argv) {
   dfs::add_daemon_flags(app, dfs::DaemonType::kOsd, id, flags)->required();
   app.add_option("--host", host_flag, "CRUSH host name (default: [osd.ID] host, else hostname)");
   app.add_option("--weight", weight_flag, "CRUSH weight (default: [osd.ID] weight, else 1.0)");
+  std::string backend = "dir";
+  app.add_option("--backend", backend, "store kind: dir (objects in files under --data)")
+      ->check(CLI::IsMember({"dir"}))
+      ->capture_default_str();
+  app.add_option("--path", flags.data, "the same as --data");
+  std::string loop_file, loop_size;
+  auto* loop_option = app.add_option(
+      "--loop-file", loop_file,
+      "with --mkfs on a host without a spare disk: make FILE an ext4 image of --size bytes "
+      "and mount it on the store directory through a loop device (root)");
+  app.add_option("--size", loop_size, "size of the --loop-file image: 20G, 512M, ...")
+      ->needs(loop_option);
+  loop_option->needs("--mkfs");
   CLI11_PARSE(app, argc, argv);
+  if (!loop_file.empty() && loop_size.empty()) return fail("--loop-file needs --size");
 
   auto setup = dfs::set_up_daemon(dfs::DaemonType::kOsd, std::to_string(id), flags);
   if (!setup) return 1;
   auto& [section, config, data] = *setup;
 
+  if (!loop_file.empty()) {
+    auto size = dfs::osd::parse_size(loop_size);
+    if (!size) return fail(size.error().to_string());
+    auto made = dfs::osd::make_loop_store(loop_file, *size, data);
+    if (!made) return fail(made.error().to_string());
+    fmt::print("dfs-osd: {} is an ext4 image of {} mounted on {}. To mount it at boot, add to "
+               "/etc/fstab:\n  {}\n",
+               loop_file, loop_size, data, dfs::osd::loop_fstab_line(loop_file, data));
+  }
   dfs::osd::DirStoreOptions store_options{.path = data, .create = flags.mkfs};
   auto prefill = config.get_int(section, "osd_wal_prefill_bytes",
                                 static_cast<int64_t>(store_options.wal_prefill_bytes));
@@ -72,6 +97,9 @@ int main(int argc, char** argv) {
   dfs::osd::OsdService service(io.get_executor(), options, std::move(*store));
   auto address = service.start();
   if (!address) return fail(address.error().to_string());
+  auto metrics = dfs::start_metrics(io.get_executor(), config, section, *address);
+  dfs::metrics::Registry::process().add_collector(
+      [&service](dfs::metrics::SampleWriter& w) { service.collect_metrics(w); });
   dfs::run_until_signal(io, [&] { io.stop(); });
   return 0;
 }

@@ -437,6 +437,9 @@ awaitable<Status> FileClient::removexattr(Creds creds, Ino ino, std::string name
   co_return ok_status();
 }
 
+// As long as an OSD's statfs may take (ObjectClient::osd_statfs).
+constexpr Duration kStatFsTimeout{5000};
+
 awaitable<Result<FsStat>> FileClient::statfs(Creds creds) {
   // Capacity from every up OSD, asked in parallel; inode counts from the MDS.
   ClusterMap map = objects_->maps().map();
@@ -446,8 +449,9 @@ awaitable<Result<FsStat>> FileClient::statfs(Creds creds) {
   }
   auto osds = co_await gather(std::move(tasks));
   proto::StatFsMdsRequest request;
-  DFS_CO_AWAIT_TRY(auto mds, mds_.call<proto::StatFsMdsReply>(rpc::kMdsStatFs, std::move(request),
-                                                              creds, false));
+  // Bounded like the OSDs' answers above: statfs is for display, and umount(8) asks it.
+  DFS_CO_AWAIT_TRY(auto mds, mds_.call_brief<proto::StatFsMdsReply>(
+                                 rpc::kMdsStatFs, std::move(request), creds, kStatFsTimeout));
   FsStat out;
   for (const auto& r : osds) {
     if (!r) continue;  // an OSD that does not answer counts as no capacity

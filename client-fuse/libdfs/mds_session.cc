@@ -181,8 +181,9 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
   co_return last;
 }
 
-awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std::string body) {
-  auto deadline = Clock::now() + objects_.options().op_timeout;
+awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std::string body,
+                                                            std::optional<Duration> timeout) {
+  auto deadline = Clock::now() + timeout.value_or(objects_.options().op_timeout);
   Error last(ErrorCode::kTimeout, "no attempt made");
   Duration backoff(20);
   for (int attempt = 1;; ++attempt) {

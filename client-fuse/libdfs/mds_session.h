@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,18 @@ class MdsSession {
                                      bool mutating) {
     stamp(request, creds, mutating);
     DFS_CO_AWAIT_TRY(auto frame, call_with_retries(method, request.SerializeAsString()));
+    co_return rpc::parse_body<Resp>(frame.body);
+  }
+
+  // A read-only question asked for display (statfs), sent alone and given up after
+  // `timeout` instead of op_timeout: `df`, and umount(8)'s statfs of the mount point, must
+  // not wait a minute on an unreachable MDS. It may pass deferred changes: its answer
+  // (counts) does not depend on them in any way that matters.
+  template <class Resp, class Req>
+  awaitable<Result<Resp>> call_brief(uint32_t method, Req request, const Creds& creds,
+                                     Duration timeout) {
+    stamp(request, creds, false);
+    DFS_CO_AWAIT_TRY(auto frame, call_with_retries(method, request.SerializeAsString(), timeout));
     co_return rpc::parse_body<Resp>(frame.body);
   }
 
@@ -119,7 +132,9 @@ class MdsSession {
   // Sends `items` in order as kMdsBatch requests and hands each its result; the result
   // of the item without a `done` (call_raw's own request) is returned.
   awaitable<Result<rpc::Frame>> call_batch(std::vector<Deferred> items);
-  awaitable<Result<rpc::Frame>> call_with_retries(uint32_t method, std::string body);
+  // Retries until `timeout` (default: op_timeout) has passed.
+  awaitable<Result<rpc::Frame>> call_with_retries(uint32_t method, std::string body,
+                                                  std::optional<Duration> timeout = std::nullopt);
   // The connection to rank 0 with a session open on it. Errors: retryable ones.
   awaitable<Result<rpc::ConnectionPtr>> session_connection(Clock::time_point deadline);
   // A new map names another active MDS for rank 0 (its leader changed): drop the

@@ -26,6 +26,7 @@ Status ClusterMap::apply(const proto::MapCommand& command) {
       if (!osd) return make_error(ErrorCode::kNotFound, "osd." + std::to_string(command.mark_down().id()));
       osd->set_up(false);
       osd->set_down_at(map_.epoch() + 1);
+      osd->set_down_since_ms(command.mark_down().at_ms());
       placement_changed = false;  // down keeps CRUSH placement; only the acting set shrinks
       break;
     }

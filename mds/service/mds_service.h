@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics/registry.h"
 #include "common/map/map_subscriber.h"
 #include "common/proto/mds.pb.h"
 #include "common/rpc/messenger.h"
@@ -55,6 +56,10 @@ class MdsService {
   // the background until a monitor accepts). Returns the bound address.
   // Errors: kUnavailable (cannot listen).
   Result<std::string> start();
+
+  // Its own figures for Prometheus (Raft, map, PGs...), written at scrape time. Call on
+  // the I/O thread: the exporter runs there.
+  void collect_metrics(metrics::SampleWriter& w) const;
   // Starts only the background work (purger, orphan reclaim, session expiry): tests
   // that call handle() directly.
   void start_background();

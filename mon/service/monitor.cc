@@ -343,6 +343,10 @@ awaitable<void> Monitor::check_failures() {
   for (const auto& verdict : failures_.overdue(sm_.map(), now)) {
     proto::MapCommand command;
     command.mutable_mark_down()->set_id(verdict.osd);
+    command.mutable_mark_down()->set_at_ms(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count()));
     auto epoch = co_await commit(command);
     if (epoch) {
       spdlog::warn("epoch {}: marked osd.{} down: {}", *epoch, verdict.osd, verdict.reason);

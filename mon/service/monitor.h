@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics/registry.h"
 #include "common/map/cluster_map.h"
 #include "common/proto/mon.pb.h"
 #include "common/raft/raft_group.h"
@@ -59,6 +60,10 @@ class Monitor {
   // Listens, opens the Raft log and starts the group and the failure checks.
   // Returns the bound address. Errors: kIoError/kCorruption (the log), listen errors.
   Result<std::string> start();
+
+  // Its own figures for Prometheus (Raft, map, PGs...), written at scrape time. Call on
+  // the I/O thread: the exporter runs there.
+  void collect_metrics(metrics::SampleWriter& w) const;
 
  private:
   using Handler = awaitable<Result<rpc::Reply>>;

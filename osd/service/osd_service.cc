@@ -87,6 +87,7 @@ awaitable<void> OsdService::beacon_loop() {
     // The disk's use, counted as what its file system no longer has free.
     auto usage = co_await run_blocking(blocking_, [this] { return store_->usage(); });
     if (usage && usage->total_bytes > 0) {
+      last_usage_ = *usage;
       beacon.set_total_bytes(usage->total_bytes);
       beacon.set_used_bytes(usage->total_bytes - std::min(usage->available_bytes, usage->total_bytes));
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics/registry.h"
 #include "common/map/map_subscriber.h"
 #include "common/proto/osd.pb.h"
 #include "common/rpc/messenger.h"
@@ -66,6 +67,10 @@ class OsdService {
   // background). Returns the bound address. Errors: kUnavailable (cannot listen).
   Result<std::string> start();
 
+  // Its own figures for Prometheus (Raft, map, PGs...), written at scrape time. Call on
+  // the I/O thread: the exporter runs there.
+  void collect_metrics(metrics::SampleWriter& w) const;
+
  private:
   using Handler = awaitable<Result<rpc::Reply>>;
   using PgKey = std::pair<uint32_t, uint32_t>;
@@ -110,6 +115,12 @@ class OsdService {
     std::map<std::string, ObjectVersion> objects;
   };
   std::vector<PgMember> acting_members(const proto::Pool& pool, uint32_t pg) const;
+  // PGs this OSD is primary of in the current map, and how many of them are active.
+  struct PrimaryPgCounts {
+    uint32_t primary = 0;
+    uint32_t active = 0;
+  };
+  PrimaryPgCounts count_primary_pgs() const;
   Result<std::string> member_addr(int32_t osd) const;  // kUnavailable when not in the map
   // Admits one op on a PG this OSD is primary of, peering it first when its acting set
   // changed. Errors: kNotPrimary, kNoSuchPool, kUnavailable (a member did not answer).
@@ -174,6 +185,7 @@ class OsdService {
   uint64_t recovery_pending_objects_ = 0;  // still to copy or remove by running peerings
   uint64_t inconsistent_objects_ = 0;  // found by scrub or a bad read (scrub.cc)
   uint64_t repaired_objects_ = 0;
+  StoreUsage last_usage_;  // the disk's use as of the last beacon (for metrics)
   uint64_t instance_;  // this process's boot nonce
 };
 

@@ -120,18 +120,9 @@ awaitable<Result<rpc::Reply>> OsdService::on_statfs(rpc::ConnectionPtr, rpc::Fra
   reply.set_inconsistent_objects(inconsistent_objects_);
   reply.set_repaired_objects(repaired_objects_);
   reply.set_recovery_pending_objects(recovery_pending_objects_);
-  uint32_t primary = 0, active = 0;
-  for (const auto& pool : map().proto().pools()) {
-    for (uint32_t pg = 0; pg < pool.pg_num(); ++pg) {
-      auto acting = acting_members(pool, pg);
-      if (acting.empty() || acting.front().osd != options_.id) continue;
-      ++primary;
-      auto it = pgs_.find(PgKey{static_cast<uint32_t>(pool.id()), pg});
-      if (it != pgs_.end() && it->second->active_for(acting)) ++active;
-    }
-  }
-  reply.set_pgs_primary(primary);
-  reply.set_pgs_active(active);
+  const PrimaryPgCounts pgs = count_primary_pgs();
+  reply.set_pgs_primary(pgs.primary);
+  reply.set_pgs_active(pgs.active);
   co_return rpc::make_reply(reply);
 }
 

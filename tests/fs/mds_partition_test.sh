@@ -24,15 +24,8 @@ source "$(dirname "$0")/lib.sh"
 scale="${DFS_TREE_SCALE:-0.1}"
 rsync_limit_s=300  # rsync running longer than this after the cut is a hang, not a stall
 
-# The hosts are network namespaces joined by veths to a bridge: probe all three in a
-# throwaway namespace, so that nothing is left behind in this one.
-probe="dfs-probe-$$"
-if ! { ip netns add "$probe" && ip -n "$probe" link add probe-br type bridge &&
-  ip -n "$probe" link add probe-a type veth peer name probe-b; } 2>/dev/null; then
-  ip netns del "$probe" 2>/dev/null || true
-  skip "network namespaces with a bridge and veths are unavailable (ip netns)"
-fi
-ip netns del "$probe"
+# Skips unless network namespaces work here (and defines the three-host helpers).
+source "$(dirname "$0")/netns_lib.sh"
 
 dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 5 "$@"; }
 # The MDS that the map names active for rank 0, from `dfs status --format json`.
@@ -85,7 +78,7 @@ stall_report() {
 }
 
 start_cluster --hosts 3 --mds 3
-step "daemons and their hosts:$(for n in mon.a mon.b mon.c osd.0 osd.1 osd.2 mds.a mds.b mds.c; do
+step "daemons and their hosts:$(for n in $(grep -o '^\[[a-z]*\.[a-z0-9]*\]' "$cluster/dfs.conf" | tr -d '[]'); do
   echo -n " $n@$("$repo/tools/dfs-dev" host "$n" --dir "$cluster")"
 done)"
 step "generating a tree (scale $scale)"

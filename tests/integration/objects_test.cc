@@ -245,7 +245,7 @@ TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it 
                               std::chrono::milliseconds(30000));
     DFS_REQUIRE_OK(status);
     INFO(status->out);
-    CHECK(status->out.find("16 of 16 placement groups are degraded") != std::string::npos);
+    CHECK(status->out.find("16 of 16 placement groups (100%) are degraded") != std::string::npos);
     CHECK(status->out.find("pgs:      16 total, ") != std::string::npos);
     CHECK(status->out.find(" active, 16 degraded") != std::string::npos);
   }

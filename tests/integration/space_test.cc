@@ -102,7 +102,7 @@ TEST_CASE("integration/space: a full OSD refuses writes with ENOSPC until space 
   CHECK(space_of(c, 0) == proto::SPACE_OK);
   std::string status = status_text(cluster);
   INFO(status);
-  CHECK(status.find("health:   WARN") != std::string::npos);
+  CHECK(status.find("health:   ERR") != std::string::npos);
   CHECK(status.find("osd.2 on host2 is full") != std::string::npos);
   CHECK(status.find("ENOSPC") != std::string::npos);
 

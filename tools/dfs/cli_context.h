@@ -32,5 +32,7 @@ void add_osd_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
 void add_pool_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_obj_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_pg_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
+// Needs no cluster: makes the files of a new one.
+void add_bootstrap_command(CLI::App& app, int& exit_code);
 
 }  // namespace dfs::cli

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "tools/dfs/cli_context.h"
+#include "tools/dfs/health.h"
 #include "tools/dfs/mds_status.h"
 #include "tools/dfs/quorum_status.h"
 
@@ -39,6 +40,13 @@ struct PgView {
   uint64_t pending = 0;   // objects peering still has to copy or remove
   double rate = 0;        // objects recovered per second, sampled over one second
 };
+
+// "10.0.0.2:6800" -> "10.0.0.2"; "[fd00::1]:6800" -> "[fd00::1]".
+std::string host_of_addr(const std::string& addr) {
+  auto colon = addr.rfind(':');
+  return colon == std::string::npos || addr.find(']', colon) != std::string::npos ? addr
+                                                                                  : addr.substr(0, colon);
+}
 
 std::string progress_bar(uint32_t done, uint32_t total, int width = 20) {
   int filled = total == 0 ? width : static_cast<int>(uint64_t{done} * width / total);
@@ -97,14 +105,21 @@ void print_mds_text(const std::vector<MdsRow>& rows) {
 }
 
 void print_json(const proto::StatusReply& status, const QuorumView& q,
-                const std::vector<MdsRow>& mds, const std::vector<std::string>& warnings, int up,
+                const std::vector<MdsRow>& mds, const Health& health, int up,
                 int in, const Capacity& cap, const PgView& pgs) {
   const auto& map = status.map();
   std::string out = "{\n";
   out += "  \"fsid\": " + json_string(map.fsid()) + ",\n";
-  out += fmt::format("  \"health\": \"{}\",\n", warnings.empty() ? "OK" : "WARN");
+  out += fmt::format("  \"health\": \"{}\",\n", severity_name(health.overall));
   out += "  \"warnings\": [";
-  for (size_t i = 0; i < warnings.size(); ++i) out += (i ? ", " : "") + json_string(warnings[i]);
+  for (size_t i = 0; i < health.items.size(); ++i) {
+    out += (i ? ", " : "") + json_string(health.items[i].text);
+  }
+  out += "],\n  \"checks\": [";
+  for (size_t i = 0; i < health.items.size(); ++i) {
+    out += fmt::format("{}{{\"severity\": \"{}\", \"text\": {}}}", i ? ", " : "",
+                       severity_name(health.items[i].severity), json_string(health.items[i].text));
+  }
   out += "],\n";
   out += fmt::format("  \"epoch\": {},\n", map.epoch());
   out += "  \"quorum\": {\n";
@@ -160,7 +175,10 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
   fmt::print("{}", out);
 }
 
-int print_status(const GlobalOptions& global, const std::string& format) {
+// What a status run prints: the whole screen, or only the health verdict.
+enum class View { kStatus, kHealth, kHealthDetail };
+
+int print_status(const GlobalOptions& global, const std::string& format, View view = View::kStatus) {
   if (format != "text" && format != "json") {
     return report("status", Error(ErrorCode::kInvalidArgument,
                                   "--format must be text or json, not '" + format + "'"));
@@ -174,41 +192,62 @@ int print_status(const GlobalOptions& global, const std::string& format) {
   std::vector<MdsRow> mds = (*client)->run(gather_mds(**client, ClusterMap(status->map()), per_mon));
   const auto& map = status->map();
   int up = 0, in = 0;
-  std::vector<std::string> warnings;
+  HealthFacts facts;
+  const uint64_t now_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  // Which daemons share a host: their addresses without the port. The OSDs also name
+  // their CRUSH host, which is what people call the machine.
+  // An address whose OSDs have different CRUSH hosts (one machine playing several, as on
+  // a development box) gets no name.
+  std::map<std::string, std::string> host_names;
+  for (const auto& osd : map.osds()) {
+    auto [it, first] = host_names.emplace(host_of_addr(osd.addr()), osd.host());
+    if (!first && it->second != osd.host()) it->second.clear();
+  }
+  auto note_daemon = [&](const std::string& name, const std::string& addr, bool silent,
+                         uint64_t down_for_ms, const std::string& crush_host = "") {
+    const std::string host = host_of_addr(addr);
+    facts.daemon_hosts.emplace_back(name, host);
+    if (silent) {
+      facts.silent.push_back(
+          {name, host, crush_host.empty() ? host_names[host] : crush_host, down_for_ms});
+    }
+  };
   for (const auto& osd : map.osds()) {
     up += osd.up();
     in += osd.in();
-    if (!osd.up()) warnings.push_back("osd." + std::to_string(osd.id()) + " on " + osd.host() + " is down");
+    uint64_t since = osd.down_since_ms();
+    note_daemon("osd." + std::to_string(osd.id()), osd.addr(), !osd.up(),
+                !osd.up() && since && since < now_ms ? now_ms - since : 0, osd.host());
     if (osd.space() == proto::SPACE_FULL) {
-      warnings.push_back(fmt::format(
+      facts.full_osds.push_back(fmt::format(
           "osd.{} on {} is full ({}% used): writes to its placement groups fail with ENOSPC; "
           "delete data or add OSDs",
           osd.id(), osd.host(), osd.used_permille() / 10));
     } else if (osd.space() == proto::SPACE_NEARFULL) {
-      warnings.push_back(fmt::format("osd.{} on {} is nearly full ({}% used)", osd.id(),
-                                     osd.host(), osd.used_permille() / 10));
+      facts.nearfull_osds.push_back(fmt::format("osd.{} on {} is nearly full ({}% used): add "
+                                                "OSDs or delete data before it fills",
+                                                osd.id(), osd.host(), osd.used_permille() / 10));
     }
   }
+  facts.osds_up = up;
   for (const auto& pool : map.pools()) {
     if (static_cast<int>(pool.min_size()) > up) {
-      warnings.push_back("pool '" + pool.name() + "' needs " + std::to_string(pool.min_size()) +
-                         " OSDs up for writes; " + std::to_string(up) + " are");
+      facts.pools_below_min_size.push_back({pool.name(), pool.min_size()});
     }
   }
-  for (const auto& m : quorum.mons) {
-    if (!m.reachable) warnings.push_back(m.name + " at " + m.addr + " is unreachable");
-  }
-  if (quorum.leader.empty()) warnings.push_back("the monitors have no leader: map changes wait");
+  for (const auto& m : quorum.mons) note_daemon(m.name, m.addr, !m.reachable, 0);
+  facts.mon_leader = !quorum.leader.empty();
   std::set<uint32_t> ranks, served;
   for (const auto& m : mds) {
     ranks.insert(m.rank);
     if (m.active) served.insert(m.rank);
-    if (!m.error.empty()) warnings.push_back(m.name + " at " + m.addr + " is unreachable");
+    note_daemon(m.name, m.addr, !m.error.empty(), 0);
   }
   for (uint32_t rank : ranks) {
-    if (!served.count(rank)) {
-      warnings.push_back("metadata rank " + std::to_string(rank) + " has no active MDS");
-    }
+    if (!served.count(rank)) facts.ranks_without_mds.push_back(rank);
   }
   Capacity cap;
   PgView pgs;
@@ -231,7 +270,7 @@ int print_status(const GlobalOptions& global, const std::string& format) {
     cap.used += df->used_bytes();
     cap.objects += df->objects();
     if (df->inconsistent_objects() > df->repaired_objects()) {
-      warnings.push_back(fmt::format(
+      facts.unrepaired.push_back(fmt::format(
           "osd.{} found {} inconsistent objects it could not repair (see its log; "
           "`dfs pg deep-scrub POOL` tries again)",
           osd.id(), df->inconsistent_objects() - df->repaired_objects()));
@@ -248,27 +287,51 @@ int print_status(const GlobalOptions& global, const std::string& format) {
     }
     pgs.rate = later >= recovered ? static_cast<double>(later - recovered) : 0;
   }
-  if (pgs.degraded > 0) {
-    warnings.push_back(fmt::format("{} of {} placement groups are degraded: fewer of their OSDs "
-                                   "are up than their pool keeps copies",
-                                   pgs.degraded, pgs.total));
-  }
-  if (pgs.active < pgs.total) {
-    warnings.push_back(fmt::format("{} of {} placement groups are peering or recovering",
-                                   pgs.total - pgs.active, pgs.total));
+  facts.pgs_total = pgs.total;
+  facts.pgs_active = pgs.active;
+  facts.pgs_degraded = pgs.degraded;
+  facts.objects_to_recover = pgs.pending;
+  facts.recovery_objects_per_s = pgs.rate;
+  const Health health = judge_health(facts);
+  if (view != View::kStatus) {
+    // `dfs health`: the verdict and a count; `dfs health detail`: every problem too.
+    fmt::print("{}", severity_name(health.overall));
+    if (view == View::kHealth && !health.items.empty()) {
+      fmt::print(": {} problem{} (dfs health detail)", health.items.size(),
+                 health.items.size() == 1 ? "" : "s");
+    }
+    fmt::print("\n");
+    if (view == View::kHealthDetail) {
+      for (const auto& item : health.items) fmt::print("  [{}] {}\n", severity_name(item.severity), item.text);
+    }
+    return health.overall == Severity::kOk ? 0 : health.overall == Severity::kWarn ? 1 : 2;
   }
   if (format == "json") {
-    print_json(*status, quorum, mds, warnings, up, in, cap, pgs);
+    print_json(*status, quorum, mds, health, up, in, cap, pgs);
     return 0;
   }
   fmt::print("cluster {}\n", map.fsid());
-  fmt::print("  health:   {}\n", warnings.empty() ? "OK" : "WARN");
-  for (const auto& w : warnings) fmt::print("            {}\n", w);
+  fmt::print("  health:   {}\n", severity_name(health.overall));
+  for (const auto& item : health.items) {
+    fmt::print("            {}{}\n", item.severity == Severity::kErr ? "ERR: " : "", item.text);
+  }
   fmt::print("  monitor:  {} (up {} s), map epoch {}\n", status->mon_entity(), status->uptime_s(),
              map.epoch());
   print_quorum_text(quorum);
   print_mds_text(mds);
   fmt::print("  osds:     {} total, {} up, {} in\n", map.osds_size(), up, in);
+  // Up per host: a dead host shows as 0/N at a glance.
+  std::map<std::string, std::pair<int, int>> by_host;  // host -> (up, total)
+  for (const auto& osd : map.osds()) {
+    by_host[osd.host()].first += osd.up();
+    ++by_host[osd.host()].second;
+  }
+  std::string hosts_line;
+  for (const auto& [host, counts] : by_host) {
+    hosts_line += fmt::format("{}{} {}/{} up", hosts_line.empty() ? "" : ", ", host,
+                              counts.first, counts.second);
+  }
+  if (!hosts_line.empty()) fmt::print("            {}\n", hosts_line);
   fmt::print("  pools:    {}\n", map.pools_size());
   fmt::print("  pgs:      {} total, {} active, {} degraded\n", pgs.total, pgs.active, pgs.degraded);
   if (pgs.active < pgs.total || pgs.pending > 0) {
@@ -279,6 +342,44 @@ int print_status(const GlobalOptions& global, const std::string& format) {
   }
   fmt::print("  capacity: {:.1f} GiB used of {:.1f} GiB raw on up OSDs; {} object replicas\n",
              cap.used / double(1ull << 30), cap.total / double(1ull << 30), cap.objects);
+  return 0;
+}
+
+// `dfs df`: raw capacity per OSD (as each reports its disk) and what the pools can hold.
+int print_df(const GlobalOptions& global) {
+  auto client = connect_client(global);
+  if (!client) return report("df", client.error());
+  ClusterMap map = (*client)->map_snapshot();
+  auto gib = [](uint64_t b) { return b / double(1ull << 30); };
+  uint64_t total = 0, used = 0, objects = 0;
+  fmt::print("{:<8} {:<12} {:>10} {:>10} {:>6} {:>10}\n", "OSD", "HOST", "SIZE GiB", "USED GiB",
+             "USE%", "OBJECTS");
+  for (const auto& osd : map.proto().osds()) {
+    const std::string name = "osd." + std::to_string(osd.id());
+    if (!osd.up()) {
+      fmt::print("{:<8} {:<12} {:>10}\n", name, osd.host(), "down");
+      continue;
+    }
+    auto df = (*client)->run((*client)->osd_statfs(osd.id()));
+    if (!df) {
+      fmt::print("{:<8} {:<12} {:>10} {}\n", name, osd.host(), "?", df.error().to_string());
+      continue;
+    }
+    total += df->total_bytes();
+    used += df->used_bytes();
+    objects += df->objects();
+    fmt::print("{:<8} {:<12} {:>10.1f} {:>10.1f} {:>5.0f}% {:>10}\n", name, osd.host(),
+               gib(df->total_bytes()), gib(df->used_bytes()),
+               df->total_bytes() ? 100.0 * df->used_bytes() / df->total_bytes() : 0.0, df->objects());
+  }
+  fmt::print("{:<21} {:>10.1f} {:>10.1f} {:>5.0f}% {:>10}\n", "raw, up OSDs", gib(total), gib(used),
+             total ? 100.0 * used / total : 0.0, objects);
+  fmt::print("\n{:<12} {:>6} {:>10}\n", "POOL", "COPIES", "FREE GiB");
+  for (const auto& pool : map.proto().pools()) {
+    // Each byte stored takes `size` raw bytes; no more than the full ratio is usable.
+    double free = total > used ? gib(total - used) / std::max(pool.size(), 1u) : 0;
+    fmt::print("{:<12} {:>6} {:>10.1f}\n", pool.name(), pool.size(), free);
+  }
   return 0;
 }
 
@@ -310,6 +411,16 @@ void add_status_commands(CLI::App& app, const GlobalOptions& global, int& exit_c
   status->add_option("--format", format, "text or json (the same facts, for scripts)")
       ->capture_default_str();
   status->callback([&] { exit_code = print_status(global, format); });
+
+  auto* health = app.add_subcommand(
+      "health", "OK, WARN or ERR, with a count of problems; exit status 0, 1 or 2");
+  health->add_subcommand("detail", "each problem in words, worst first")
+      ->callback([&] { exit_code = print_status(global, "text", View::kHealthDetail); });
+  health->callback([&global, &exit_code, health] {
+    if (health->get_subcommands().empty()) exit_code = print_status(global, "text", View::kHealth);
+  });
+  app.add_subcommand("df", "capacity: each OSD's disk, and what each pool can still hold")
+      ->callback([&] { exit_code = print_df(global); });
 }
 
 void add_osd_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {

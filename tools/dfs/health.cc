@@ -1,0 +1,119 @@
+#include "tools/dfs/health.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace dfs::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  }
+  return out;
+}
+
+std::string down_for(uint64_t ms) { return ms ? " for " + format_age(ms) : ""; }
+
+}  // namespace
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::kOk: return "OK";
+    case Severity::kWarn: return "WARN";
+    case Severity::kErr: return "ERR";
+  }
+  return "?";
+}
+
+std::string format_age(uint64_t ms) {
+  uint64_t s = ms / 1000;
+  if (s < 120) return fmt::format("{} s", s);
+  if (s < 7200) return fmt::format("{} min", s / 60);
+  if (s < 2 * 86400) return fmt::format("{} h {} min", s / 3600, s % 3600 / 60);
+  return fmt::format("{} days", s / 86400);
+}
+
+Health judge_health(const HealthFacts& f) {
+  Health h;
+  auto add = [&](Severity s, std::string text) { h.items.push_back({s, std::move(text)}); };
+
+  if (!f.mon_leader) {
+    add(Severity::kErr, "the monitors have no leader (no majority answers): map changes, "
+                        "OSD failures and new mounts wait until one is elected");
+  }
+  for (uint32_t rank : f.ranks_without_mds) {
+    add(Severity::kErr, fmt::format("metadata rank {} has no active MDS: file system requests "
+                                    "wait (start an MDS of the rank, or see its log)", rank));
+  }
+  for (const auto& p : f.pools_below_min_size) {
+    add(Severity::kErr, fmt::format("pool '{}' needs {} OSDs up to accept writes and {} are: "
+                                    "writes to it wait", p.name, p.min_size, f.osds_up));
+  }
+  for (const auto& s : f.full_osds) add(Severity::kErr, s);
+
+  // A host whose every daemon is silent is one problem (the host is down or cut off),
+  // not three: say it once.
+  std::map<std::string, int> daemons_on;
+  for (const auto& [name, host] : f.daemon_hosts) ++daemons_on[host];
+  std::map<std::string, std::vector<const SilentDaemon*>> silent_on;
+  for (const auto& d : f.silent) silent_on[d.host].push_back(&d);
+  for (const auto& [host, silent] : silent_on) {
+    const bool whole_host = silent.size() >= 2 && static_cast<int>(silent.size()) == daemons_on[host];
+    if (whole_host) {
+      std::string label;
+      uint64_t longest = 0;
+      std::vector<std::string> list;
+      for (const auto* d : silent) {
+        if (!d->host_name.empty() && d->name.rfind("osd.", 0) != 0) label = d->host_name;
+        longest = std::max(longest, d->down_for_ms);
+        list.push_back(d->name);
+      }
+      add(Severity::kWarn,
+          fmt::format("host {} is down or cut off{}: {} do not answer. The others carry on "
+                      "with fewer copies; bring the host back or replace it "
+                      "(docs/operations.md)",
+                      label.empty() ? host : label + " (" + host + ")", down_for(longest),
+                      join(list)));
+      continue;
+    }
+    for (const auto* d : silent) {
+      std::string where = d->host_name.empty() ? host : d->host_name;
+      add(Severity::kWarn,
+          d->name.rfind("osd.", 0) == 0
+              ? fmt::format("{} on {} is down{}: its placement groups run on fewer copies",
+                            d->name, where, down_for(d->down_for_ms))
+              : fmt::format("{} at {} does not answer", d->name, host));
+    }
+  }
+  for (const auto& s : f.unrepaired) add(Severity::kWarn, s);
+  for (const auto& s : f.nearfull_osds) add(Severity::kWarn, s);
+  if (f.pgs_degraded > 0) {
+    add(Severity::kWarn,
+        fmt::format("{} of {} placement groups ({}%) are degraded: fewer of their OSDs are up "
+                    "than their pool keeps copies",
+                    f.pgs_degraded, f.pgs_total, f.pgs_degraded * 100 / std::max(f.pgs_total, 1u)));
+  }
+  if (f.pgs_active < f.pgs_total) {
+    std::string rate;
+    if (f.objects_to_recover > 0) {
+      rate = f.recovery_objects_per_s > 0
+                 ? fmt::format("; {} objects to copy at {:.0f}/s, ETA {}", f.objects_to_recover,
+                               f.recovery_objects_per_s,
+                               format_age(static_cast<uint64_t>(
+                                   f.objects_to_recover / f.recovery_objects_per_s * 1000)))
+                 : fmt::format("; {} objects to copy", f.objects_to_recover);
+    }
+    add(Severity::kWarn, fmt::format("{} of {} placement groups are peering or recovering{}",
+                                     f.pgs_total - f.pgs_active, f.pgs_total, rate));
+  }
+  std::stable_sort(h.items.begin(), h.items.end(),
+                   [](const HealthItem& a, const HealthItem& b) { return a.severity > b.severity; });
+  for (const auto& item : h.items) h.overall = std::max(h.overall, item.severity);
+  return h;
+}
+
+}  // namespace dfs::cli

@@ -1,0 +1,57 @@
+// The health verdict of `dfs status` and `dfs health`: what is wrong, in words an
+// operator can act on, and how bad it is. Pure: status_cmd.cc gathers the facts (map,
+// quorum, MDS replies, OSD statfs), this decides what they mean, so that the wording is
+// tested without a cluster.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dfs::cli {
+
+enum class Severity { kOk, kWarn, kErr };
+const char* severity_name(Severity s);  // "OK", "WARN", "ERR"
+
+// One daemon that does not answer (an OSD the map has down, an unreachable monitor or
+// MDS), with the host it runs on.
+struct SilentDaemon {
+  std::string name;       // "osd.1", "mon.dfs2"
+  std::string host;       // its address without the port: daemons sharing it share a host
+  std::string host_name;  // the OSD's CRUSH host, when known ("dfs2"), else empty
+  uint64_t down_for_ms = 0;  // how long, when known (OSDs); 0: unknown
+};
+
+struct HealthFacts {
+  std::vector<SilentDaemon> silent;
+  // Every daemon's host address (silent or not): a host is down when all of its are silent.
+  std::vector<std::pair<std::string, std::string>> daemon_hosts;  // (name, host address)
+  bool mon_leader = true;
+  std::vector<uint32_t> ranks_without_mds;
+  struct Pool { std::string name; uint32_t min_size = 0; };
+  std::vector<Pool> pools_below_min_size;  // fewer OSDs up than min_size: writes block
+  int osds_up = 0;
+  std::vector<std::string> full_osds;      // "osd.2 on dfs3 is full (96% used)"
+  std::vector<std::string> nearfull_osds;
+  std::vector<std::string> unrepaired;     // inconsistent objects an OSD could not repair
+  uint32_t pgs_total = 0, pgs_active = 0, pgs_degraded = 0;
+  uint64_t objects_to_recover = 0;
+  double recovery_objects_per_s = 0;
+};
+
+struct HealthItem {
+  Severity severity;
+  std::string text;
+};
+
+struct Health {
+  Severity overall = Severity::kOk;
+  std::vector<HealthItem> items;  // worst first
+};
+
+Health judge_health(const HealthFacts& facts);
+
+// "12 s", "3 min", "2 h 5 min", "4 days".
+std::string format_age(uint64_t ms);
+
+}  // namespace dfs::cli
