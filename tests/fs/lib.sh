@@ -52,6 +52,9 @@ cleanup() {  # cleanup [EXIT_STATUS]: as an EXIT trap, the script's own status
   [ $rc -ne 0 ] && [ $rc -ne 77 ] && dump_logs
   "$repo/tools/dfs-dev" down --dir "$cluster" >/dev/null 2>&1 || true
   if mountpoint -q "$mnt" 2>/dev/null; then umount -l "$mnt" || true; fi
+  # A client unmounted with its cluster gone retries for a few op_timeouts before it
+  # exits; a test leaves nothing running behind it.
+  pkill -f "mount.dfs .* $mnt( |\$)" 2>/dev/null || true
   if [ -z "${DFS_KEEP_TEST_DIR:-}" ]; then rm -rf "$work"; else echo "kept $work"; fi
   exit $rc
 }

@@ -42,9 +42,9 @@ wait_health() {
   return 1
 }
 
-start_three_hosts() {
+start_three_hosts() {  # start_three_hosts [dfs-dev up options...]
   step "bootstrapping three hosts dfs1..dfs3 (namespaces) in $cluster, ports from $port"
-  dev up --no-build --no-mount --hosts 3 --port "$port" >"$work/up.log" 2>&1 ||
+  dev up --no-build --no-mount --hosts 3 --port "$port" "$@" >"$work/up.log" 2>&1 ||
     { cat "$work/up.log"; fail "dfs-dev up --hosts 3 failed"; }
   grep "dfs bootstrap" "$work/up.log" || true
 }
