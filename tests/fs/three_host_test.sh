@@ -74,10 +74,19 @@ grep -q "health:   WARN" <<<"$status" || fail "dfs status does not say WARN with
 grep -q "host dfs2 (.*) is down or cut off.*osd.1.*mon.dfs2.*mds.dfs2 do not answer" <<<"$status" ||
   fail "dfs status does not say that host dfs2 is down, naming its daemons"
 grep -q "placement groups (.*%) are degraded" <<<"$status" || fail "dfs status does not show degraded PGs"
+grep -q "dfs2 0/1 up" <<<"$status" || fail "dfs status does not show dfs2's OSDs down"
+rc=0
+health="$(dfs_cli health)" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "^WARN: [0-9]* problems (dfs health detail)" <<<"$health" ||
+  fail "dfs health said '$health' (exit $rc), expected WARN and exit 1"
+detail="$(dfs_cli health detail || true)"  # exit status 1: WARN
+grep -q "^  \[WARN\] host dfs2 .* is down or cut off" <<<"$detail" ||
+  fail "dfs health detail does not name host dfs2: $detail"
 
 step "dfs2 comes back"
 dev start-host dfs2 >/dev/null
 wait_health OK 180 || fail "the cluster is not healthy 180 s after dfs2 came back"
+[ "$(dfs_cli health)" = OK ] || fail "dfs health does not say OK"
 dfs_cli status | sed -n '1,4p'
 
 step "a slow host: dfs3 throttled to 4 Mbit/s, the mount still writes"

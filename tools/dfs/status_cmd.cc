@@ -198,9 +198,9 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
           std::chrono::system_clock::now().time_since_epoch())
           .count());
   // Which daemons share a host: their addresses without the port. The OSDs also name
-  // their CRUSH host, which is what people call the machine.
-  // An address whose OSDs have different CRUSH hosts (one machine playing several, as on
-  // a development box) gets no name.
+  // their CRUSH host, which is what people call the machine; an address whose OSDs have
+  // different CRUSH hosts (one machine playing several, as on a development box) gets
+  // no name.
   std::map<std::string, std::string> host_names;
   for (const auto& osd : map.osds()) {
     auto [it, first] = host_names.emplace(host_of_addr(osd.addr()), osd.host());
