@@ -1,5 +1,7 @@
-// What a monitor exports to Prometheus beyond its RPC counters: its Raft state and the
-// map it serves. Runs on the monitor's I/O thread (the exporter shares its executor).
+// What a monitor exports to Prometheus beyond its RPC counters: its Raft state, the map
+// it serves and its RocksDB store. Runs on the monitor's I/O thread (the exporter
+// shares its executor).
+#include "common/metrics/rocksdb_metrics.h"
 #include "common/raft/raft_metrics.h"
 #include "mon/service/monitor.h"
 
@@ -21,6 +23,7 @@ void Monitor::collect_metrics(metrics::SampleWriter& w) const {
   w.gauge("dfs_mon_pools", "pools in the map", {}, map.pools_size());
   w.gauge("dfs_mon_subscribers", "map subscriptions held open by this monitor", {},
           static_cast<double>(subscribers_.size()));
+  if (store_) metrics::write_rocksdb_metrics(w, "mon", *store_->db());
   w.gauge("dfs_mon_leader_ready", "1 while this monitor leads and has caught up (it judges failures)",
           {}, leader_ready_ ? 1 : 0);
 }

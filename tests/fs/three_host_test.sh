@@ -44,7 +44,9 @@ for daemon in mon.dfs1 osd.0 mds.dfs3; do
   grep -q '^dfs_process_resident_memory_bytes{entity="'"$daemon"'"} [1-9]' <<<"$page" ||
     fail "$daemon: no process metrics"
 done
-grep -q '^dfs_raft_term{group="mon"} [1-9]' <<<"$(scrape mon.dfs2)" || fail "mon.dfs2: no Raft term"
+page="$(scrape mon.dfs2)"
+grep -q '^dfs_raft_term{group="mon"} [1-9]' <<<"$page" || fail "mon.dfs2: no Raft term"
+grep -q '^dfs_rocksdb_sst_bytes{db="mon"} [0-9]' <<<"$page" || fail "mon.dfs2: no RocksDB figures"
 grep -q '^dfs_raft_commit_index{group="mds.rank0"} [1-9]' <<<"$(scrape mds.dfs1)" ||
   fail "mds.dfs1: no Raft commit index"
 grep -q '^dfs_osd_pgs{state="primary"} [1-9]' <<<"$(scrape osd.1)" || fail "osd.1: no primary PGs"
