@@ -34,5 +34,7 @@ void add_obj_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
 void add_pg_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 // Needs no cluster: makes the files of a new one.
 void add_bootstrap_command(CLI::App& app, int& exit_code);
+// Needs no cluster either: measures directories (a dfs mount) against a local one.
+void add_bench_command(CLI::App& app, int& exit_code);
 
 }  // namespace dfs::cli

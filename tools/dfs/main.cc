@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   dfs::cli::add_obj_commands(app, global, exit_code);
   dfs::cli::add_pg_commands(app, global, exit_code);
   dfs::cli::add_bootstrap_command(app, exit_code);
+  dfs::cli::add_bench_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
