@@ -156,10 +156,20 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
       }
       if (!st->is_inline) {
         st->readahead.clear();
-        DFS_CO_AWAIT_CHECK(write_objects(st, offset, std::move(data)));
+        ++st->object_writes_running;
+        Status written = co_await write_objects(st, offset, std::move(data));
+        --st->object_writes_running;
+        if (written) {
+          st->finished_end = std::max(st->finished_end, offset + length);
+          st->finished_any = true;
+        }
+        if (st->object_writes_running == 0 && st->finished_any) {
+          st->commit_dirty = true;
+          st->commit_end = std::max(st->commit_end, st->finished_end);
+          st->finished_any = false;
+        }
+        if (!written) co_return unexpected(std::move(written).error());
         st->readahead.clear();
-        st->commit_dirty = true;
-        st->commit_end = std::max(st->commit_end, offset + length);
         st->size = std::max(st->size, offset + length);
         note_write(*st, *h, known_.count(st->ino) ? &known_[st->ino].inode : nullptr);
         co_return length;
@@ -363,6 +373,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     st->size = args.size;
     if (inode.inline_()) st->mds_inline_bytes = inode.inline_data().size();
     st->commit_end = std::min(st->commit_end, args.size);
+    st->finished_end = std::min(st->finished_end, args.size);
     if (inode.ino() == ino) st->is_inline = inode.inline_();
     if (st->is_inline) {
       std::string data = inode.inline_data();

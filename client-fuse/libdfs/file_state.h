@@ -51,6 +51,13 @@ struct FileState {
   // Object writes whose end of file and mtime the MDS has not recorded yet.
   bool commit_dirty = false;
   uint64_t commit_end = 0;
+  // Object writes running now (they share the io lock), and the furthest end reached by
+  // those that finished. commit_end takes finished_end only when none runs: a size the
+  // MDS records never covers bytes still on their way to the OSDs, so a crash leaves a
+  // shorter file, not zeros in the middle of one.
+  int object_writes_running = 0;
+  uint64_t finished_end = 0;
+  bool finished_any = false;
   bool clear_privileges = false;
   Creds writer;  // the credentials buffered writes are pushed with
   // Deferred pushes of this file's bytes not yet answered: the state, which holds the
