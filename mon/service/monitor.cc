@@ -226,10 +226,13 @@ awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::
                       options_.flap.period.count() / 1000, (held->count() + 999) / 1000));
     }
   }
+  // For an MDS the role counts too: a leader that stepped down boots again as a standby
+  // with the same instance, and that must reach the map.
   if (command.has_boot_mds()) {
     const auto* mds = map.mds(command.boot_mds().name());
     if (leader_ready_ && mds && mds->up() && mds->instance() == command.boot_mds().instance() &&
-        mds->addr() == command.boot_mds().addr()) {
+        mds->addr() == command.boot_mds().addr() &&
+        mds->standby() == command.boot_mds().standby()) {
       proto::CommandReply reply;
       reply.set_epoch(map.epoch());
       co_return rpc::make_reply(reply);

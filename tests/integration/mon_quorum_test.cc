@@ -379,6 +379,57 @@ TEST_CASE("integration/mon quorum: a restarted monitor answers subscriptions onl
   DFS_CHECK_OK(cluster.check_healthy());
 }
 
+TEST_CASE("integration/mon: an MDS that steps down reaches the map as a standby") {
+  // A leader that loses its Raft group boots again as a standby with the same process
+  // instance. The monitor skips a resent boot that changes nothing, but this one changes
+  // the role: it must be committed, or the map keeps naming a standby as the active.
+  TestCluster cluster(ClusterOptions{.osds = 1, .mons = 1});
+  INFO("cluster dir " << cluster.dir());
+  DFS_REQUIRE_OK(cluster.boot());
+  auto admin_or = cluster.admin();
+  DFS_REQUIRE_OK(admin_or);
+  client::ObjectClient& admin = **admin_or;
+  auto boot_mds = [&](bool standby) {
+    proto::MapCommand command;
+    auto* boot = command.mutable_boot_mds();
+    boot->set_name("mds.x");
+    boot->set_addr("127.0.0.1:1");
+    boot->set_instance(42);
+    boot->set_standby(standby);
+    boot->set_leader_term(standby ? 0 : 3);
+    return admin.run(admin.mon_command(command));
+  };
+  // mds.x as the map has it. Each committed boot sets its up_from to the boot's epoch;
+  // other changes (the OSD booting) may move the map on in between.
+  auto mds_x = [&]() -> proto::MdsInfo {
+    auto status = status_of(admin, cluster.mon_addrs()[0]);
+    REQUIRE(status.has_value());
+    for (const auto& mds : status->map().mds()) {
+      if (mds.name() == "mds.x") return mds;
+    }
+    FAIL("mds.x is not in the map");
+    return {};
+  };
+  // The shortcut for a resent boot is only taken once the leader has caught up.
+  auto deadline = SteadyClock::now() + milliseconds(10000);
+  while (cluster.log_of("mon.a").find("failure detection on") == std::string::npos) {
+    REQUIRE_MESSAGE(SteadyClock::now() < deadline, "mon.a never became a ready leader");
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  auto as_active = boot_mds(false);
+  DFS_REQUIRE_OK(as_active);
+  CHECK(mds_x().up_from() == *as_active);
+  DFS_REQUIRE_OK(boot_mds(false));
+  CHECK(mds_x().up_from() == *as_active);  // a resent boot is not committed again
+  auto stepped_down = boot_mds(true);
+  DFS_REQUIRE_OK(stepped_down);
+  auto after = mds_x();
+  CHECK(after.up());
+  CHECK(after.standby());
+  CHECK(after.up_from() == *stepped_down);
+  CHECK(*stepped_down > *as_active);
+}
+
 TEST_SUITE_END();
 
 }  // namespace dfs::test
