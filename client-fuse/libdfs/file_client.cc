@@ -38,7 +38,12 @@ proto::Timespec now_timespec() {
 }
 
 FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> objects)
-    : options_(std::move(options)), objects_(std::move(objects)), mds_(*objects_) {
+    : options_(std::move(options)),
+      objects_(std::move(objects)),
+      mds_(*objects_),
+      listings_(options_.exclusive ? options_.prefetch_listings : 0),
+      listing_arrived_(objects_->executor()) {
+  listing_arrived_.expires_at(asio::steady_timer::time_point::max());
   mds_.on_new_instance([this] { return reopen_all(); });
   mds_.set_deferred_source([this] { return take_deferred(); });
 }
@@ -63,6 +68,7 @@ FileClient::~FileClient() {
     self->stopping_ = true;
     if (self->flusher_timer_) self->flusher_timer_->cancel();
     if (self->deferred_timer_) self->deferred_timer_->cancel();
+    self->listing_arrived_.cancel();
     co_return;
   }(this));
   objects_.reset();
@@ -140,6 +146,7 @@ proto::SetAttrRequest setattr_request(uint64_t ino, const SetAttrArgs& args) {
 }
 
 awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAttrArgs args) {
+  ++setattr_calls_;  // a deferred one reaches the session's counter only when sent
   if (args.valid & kSetSize) co_return co_await truncate(std::move(creds), ino, std::move(args));
   // With the writeback cache the kernel keeps a regular file's times itself and sends
   // them as MTIME|CTIME (or MTIME) after writes and namespace changes (`sync` reaches
@@ -324,28 +331,6 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
   if (reply.did_replace()) {
     learn(reply.replaced());
     if (reply.replaced().nlink() == 0) drop_soon(held(reply.replaced().ino()));
-  }
-  co_return reply;
-}
-
-awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino, uint64_t cookie,
-                                                           uint32_t max_entries, bool plus) {
-  proto::ReaddirRequest request;
-  request.set_ino(ino);
-  request.set_cookie(cookie);
-  request.set_max_entries(max_entries);
-  request.set_plus(plus);
-  if (plus && options_.exclusive) request.set_inline_max(options_.readdir_inline_max);
-  DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::ReaddirReply>(rpc::kMdsReaddir, std::move(request),
-                                                              creds, false));
-  if (plus) {
-    for (auto& e : *reply.mutable_entries()) {
-      if (e.name() == "." || e.name() == "..") continue;
-      // The kernel gets attributes only; the data waits for an open.
-      if (e.inline_data_included()) remember_listed_data(*e.mutable_inode());
-      learn(e.inode());
-      overlay(*e.mutable_inode());
-    }
   }
   co_return reply;
 }

@@ -19,6 +19,7 @@
 
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/dir_cache.h"
+#include "client-fuse/libdfs/listing_prefetch.h"
 #include "client-fuse/libdfs/mds_session.h"
 #include "client-fuse/libdfs/object_client.h"
 #include "client-fuse/libdfs/striping.h"
@@ -46,6 +47,9 @@ struct FileClientOptions {
   // up to this size, and a read-only open of such a file is answered from it without
   // asking the MDS (0: off). See file_open.cc, "Opens answered locally".
   uint32_t readdir_inline_max = 64u << 10;
+  // In exclusive mode, once a directory is listed, the first batch of each of its
+  // subdirectories is listed ahead of the kernel asking, this many at a time (0: off).
+  uint32_t prefetch_listings = 4;
 };
 
 // Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
@@ -317,6 +321,22 @@ class FileClient {
   // A fresh inode number from the delegated range, fetching a new range when empty.
   awaitable<Result<Ino>> delegated_ino(const Creds& creds);
 
+  // Listings (readdir_ahead.cc).
+  proto::ReaddirRequest readdir_request(Ino ino, uint64_t cookie, uint32_t max_entries,
+                                        bool plus) const;
+  // Moves whenever anything may have changed through this client: a listing fetched
+  // ahead is used only if it has not moved since the listing was asked for.
+  uint64_t changes() const { return mds_.visible_changes() + setattr_calls_; }
+  ListingPrefetch::Question listing_question(const Creds& creds, uint32_t max_entries) const;
+  // The listing of `dir` fetched ahead for this question, once one in flight arrives;
+  // nullopt: there is none (or it went stale), ask the MDS.
+  awaitable<std::optional<proto::ReaddirReply>> listing_fetched_ahead(Ino dir, const Creds& creds,
+                                                                      uint32_t max_entries);
+  // Queues the subdirectories `reply` names to be listed ahead, and starts fetches.
+  void list_subdirs_ahead(const Creds& creds, uint32_t max_entries, const proto::ReaddirReply& reply);
+  void start_listings_ahead();
+  awaitable<void> fetch_listing_ahead(ListingPrefetch::Fetch fetch);
+
   // Runs tasks with at most max_parallel_objects in flight.
   template <class T>
   awaitable<std::vector<T>> bounded_gather(std::vector<awaitable<T>> tasks);
@@ -354,6 +374,11 @@ class FileClient {
   bool deferred_flush_scheduled_ = false;
   std::shared_ptr<asio::steady_timer> deferred_timer_;
   DirCache dirs_;  // names of directories we created: negative lookups answered here
+  // Listings fetched ahead of a tree walk (readdir_ahead.cc); sized in the constructor.
+  ListingPrefetch listings_;
+  asio::steady_timer listing_arrived_;  // cancelled whenever a listing fetched ahead ends
+  uint64_t setattr_calls_ = 0;
+  uint64_t changes_at_last_walk_ = 0;  // changes() at the last listing from the start
   // Inline files' data from listings, by inode, with the inode version it belongs to;
   // taken by the first read-only open. Bounded: past kMaxListedBytes the oldest go.
   struct ListedData {

@@ -344,6 +344,10 @@ awaitable<Status> FileClient::shutdown() {
                   mds_.unsent());
   }
   spdlog::info("MDS calls (method: count x mean latency): {}", mds_.stats_summary());
+  if (listings_.enabled()) {
+    spdlog::info("directory listings fetched ahead: {}, of them used: {}", listings_.fetched(),
+                 listings_.hits());
+  }
   co_return synced;
 }
 

@@ -140,6 +140,9 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
                                         [](const Deferred& d) { return d.done != nullptr; });
     if (carries_deferred) ++deferred_in_flight_;
     auto sent = co_await call_with_retries(rpc::kMdsBatch, batch.SerializeAsString());
+    for (size_t i = first; i < end; ++i) {
+      if (items[i].done) note_change(items[i].method, true);
+    }
     if (carries_deferred && --deferred_in_flight_ == 0) deferred_answered_.cancel();
     Result<proto::BatchReply> reply = sent ? rpc::parse_body<proto::BatchReply>(sent->body)
                                            : Result<proto::BatchReply>(std::move(sent).error());

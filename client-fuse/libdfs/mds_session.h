@@ -18,6 +18,7 @@
 #include "client-fuse/libdfs/object_client.h"
 #include "common/proto/mds.pb.h"
 #include "common/rpc/connection.h"
+#include "common/rpc/methods.h"
 
 namespace dfs::client {
 
@@ -41,8 +42,11 @@ class MdsSession {
   template <class Resp, class Req>
   awaitable<Result<Resp>> call(uint32_t method, Req request, const Creds& creds, bool mutating) {
     stamp(request, creds, mutating);
-    DFS_CO_AWAIT_TRY(auto frame, call_raw(method, request.SerializeAsString()));
-    co_return rpc::parse_body<Resp>(frame.body);
+    note_change(method, mutating);
+    auto frame = co_await call_raw(method, request.SerializeAsString());
+    note_change(method, mutating);
+    if (!frame) co_return unexpected(std::move(frame).error());
+    co_return rpc::parse_body<Resp>(frame->body);
   }
 
   // For the on_new_instance hook only: `request` goes at once, alone. The hook runs
@@ -54,8 +58,11 @@ class MdsSession {
   awaitable<Result<Resp>> call_alone(uint32_t method, Req request, const Creds& creds,
                                      bool mutating) {
     stamp(request, creds, mutating);
-    DFS_CO_AWAIT_TRY(auto frame, call_with_retries(method, request.SerializeAsString()));
-    co_return rpc::parse_body<Resp>(frame.body);
+    note_change(method, mutating);
+    auto frame = co_await call_with_retries(method, request.SerializeAsString());
+    note_change(method, mutating);
+    if (!frame) co_return unexpected(std::move(frame).error());
+    co_return rpc::parse_body<Resp>(frame->body);
   }
 
   // A read-only question asked for display (statfs), sent alone and given up after
@@ -81,6 +88,7 @@ class MdsSession {
   Deferred deferred(uint32_t method, Req request, const Creds& creds,
                     std::function<void(Result<rpc::Frame>)> done) {
     stamp(request, creds, true);
+    note_change(method, true);
     return Deferred{method, request.SerializeAsString(), std::move(done)};
   }
   // Asked before every call for the mutations deferred until then; they go first, in
@@ -103,6 +111,13 @@ class MdsSession {
     on_new_instance_ = std::move(hook);
   }
 
+  // Moves when a mutation that may change what a listing or an inode's attributes show
+  // starts (is stamped: a deferred one when the owner defers it) and when its call, or
+  // the batch carrying it, is answered or fails. Opens, releases and inode range
+  // grants change nothing shown and do not count. A value that has not moved says no
+  // such change started or finished in between.
+  uint64_t visible_changes() const { return visible_changes_; }
+
   // Number of calls that were resent after a failed attempt (for tests and logs).
   uint64_t resends() const { return resends_; }
 
@@ -123,6 +138,12 @@ class MdsSession {
       header->mutable_reqid()->set_client(objects_.entity());
       header->mutable_reqid()->set_seq(next_seq_++);
     }
+  }
+  static bool shows_in_listings(uint32_t method) {
+    return method != rpc::kMdsOpen && method != rpc::kMdsRelease && method != rpc::kMdsAllocInos;
+  }
+  void note_change(uint32_t method, bool mutating) {
+    if (mutating && shows_in_listings(method)) ++visible_changes_;
   }
   awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
   // Waits until no batch carrying deferred changes is in flight (see below).
@@ -163,6 +184,7 @@ class MdsSession {
   asio::steady_timer deferred_answered_;  // cancelled when deferred_in_flight_ drops to 0
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
+  uint64_t visible_changes_ = 0;
   std::map<uint32_t, MethodStats> stats_;
 };
 

@@ -122,6 +122,7 @@ client::FileClientOptions client_options(const MountOptions& o, std::vector<std:
   c.objects.connect_timeout = Duration(o.mount_timeout_s * 1000ull);
   c.readahead_bytes = o.readahead_bytes;
   c.readdir_inline_max = o.listing_data_bytes;
+  c.prefetch_listings = o.prefetch_listings;
   c.exclusive = o.exclusive;
   return c;
 }

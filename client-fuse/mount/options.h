@@ -53,6 +53,9 @@ struct MountOptions {
   // listing_data_kb=KB: listings carry inline files' data up to this size (exclusive
   // mode; 0: off). See FileClientOptions::readdir_inline_max.
   uint32_t listing_data_bytes = 64u << 10;
+  // prefetch_listings=N: subdirectories' listings fetched ahead of a tree walk, N at a
+  // time (exclusive mode; 0: off). See client-fuse/libdfs/listing_prefetch.h.
+  uint32_t prefetch_listings = 4;
   // poll_us=N: how long the FUSE thread keeps polling /dev/fuse after a request before
   // it sleeps (client-fuse/fuse/channel.h); 0: sleep at once. Unset: busy_poll_us_for.
   std::optional<uint32_t> busy_poll_us;

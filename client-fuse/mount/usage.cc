@@ -36,6 +36,9 @@ options (-o, comma-separated):
   listing_data_kb=KB    directory listings bring the data of files stored inline up
                         to this size, so reading them costs no metadata request
                         (64; 0: off; exclusive mode only)
+  prefetch_listings=N   once a directory is listed, list its subdirectories ahead of
+                        the walk (rsync, tar, find), N at a time (4; 0: off;
+                        exclusive mode only)
   poll_us=US            after a request, keep polling for the next one this long before
                         sleeping: spares a wake-up per request under load (50 with more
                         than one CPU, else 0: off)

@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 
 #include "common/rpc/connection.h"
+#include "common/util/host_port.h"
 
 namespace dfs::metrics {
 namespace asio = boost::asio;
@@ -106,23 +107,14 @@ void HttpExporter::stop() {
 Result<std::string> metrics_address(const std::string& configured, const std::string& listen_addr) {
   if (configured == "off") return std::string();
   if (!configured.empty()) return configured;
-  auto colon = listen_addr.rfind(':');
-  if (colon == std::string::npos) {
-    return make_error(ErrorCode::kInvalidArgument, "address '" + listen_addr + "' has no port");
-  }
-  int port = 0;
-  try {
-    port = std::stoi(listen_addr.substr(colon + 1));
-  } catch (const std::exception&) {
-    return make_error(ErrorCode::kInvalidArgument, "address '" + listen_addr + "' has no port");
-  }
+  auto split = DFS_TRY(split_host_port(listen_addr));
   // Port 0 (pick any) stays 0 for the metrics too.
-  int metrics_port = port == 0 ? 0 : port + 1000;
+  int metrics_port = split.port == 0 ? 0 : split.port + 1000;
   if (metrics_port > 65535) {
     return make_error(ErrorCode::kInvalidArgument,
                       "no room for a metrics port above " + listen_addr + ": set metrics_addr");
   }
-  return listen_addr.substr(0, colon + 1) + std::to_string(metrics_port);
+  return split.host + ":" + std::to_string(metrics_port);
 }
 
 }  // namespace dfs::metrics

@@ -34,6 +34,11 @@ std::string with_label(const std::string& labels, const std::string& name, const
   return labels.substr(0, labels.size() - 1) + "," + extra + "}";
 }
 
+// The two comment lines that open a family in the text format.
+std::string family_header(const std::string& name, const std::string& help, const std::string& type) {
+  return "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
 }  // namespace
 
 std::string render_labels(const Labels& labels) {
@@ -66,7 +71,7 @@ void SampleWriter::sample(const std::string& name, const std::string& help, cons
                           const Labels& labels, double value) {
   auto& [family_help, lines] = families_[name];
   if (lines.empty()) {
-    family_help = "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    family_help = family_header(name, help, type);
   }
   lines.push_back(name + render_labels(labels) + " " + number(value) + "\n");
 }
@@ -145,7 +150,7 @@ std::string Registry::render() {
   {
     std::lock_guard lock(mutex_);
     for (const auto& [name, f] : families_) {
-      out += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " " + f.type + "\n";
+      out += family_header(name, f.help, f.type);
       for (const auto& [labels, c] : f.counters) out += name + labels + " " + number(c->value()) + "\n";
       for (const auto& [labels, g] : f.gauges) out += name + labels + " " + number(g->value()) + "\n";
       for (const auto& [labels, h] : f.histograms) {

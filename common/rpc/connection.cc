@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/rpc/methods.h"
+#include "common/util/host_port.h"
 
 namespace dfs::rpc {
 
@@ -294,22 +295,13 @@ awaitable<void> Connection::write_loop() {
 }
 
 Result<tcp::endpoint> parse_endpoint(const std::string& address) {
-  auto colon = address.rfind(':');
-  if (colon == std::string::npos || colon + 1 == address.size()) {
-    return make_error(ErrorCode::kInvalidArgument, "address '" + address + "' lacks :port");
-  }
-  std::string host = address.substr(0, colon);
+  auto split = DFS_TRY(split_host_port(address));
+  std::string host = std::move(split.host);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
   // Port 0 is valid for listening (the kernel picks one).
-  unsigned long port = 0;
-  std::string port_text = address.substr(colon + 1);
-  bool digits = port_text.find_first_not_of("0123456789") == std::string::npos;
-  if (digits && port_text.size() <= 5) port = std::stoul(port_text);
-  if (!digits || port_text.size() > 5 || port > 65535) {
-    return make_error(ErrorCode::kInvalidArgument, "bad port in address '" + address + "'");
-  }
+  const uint16_t port = split.port;
   boost::system::error_code ec;
   auto ip = asio::ip::make_address(host, ec);
   if (!ec) return tcp::endpoint(ip, static_cast<uint16_t>(port));

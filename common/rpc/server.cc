@@ -19,31 +19,26 @@ struct MethodMetrics {
   metrics::Histogram& seconds;
 };
 
-MethodMetrics& metrics_of(uint32_t method) {
-  static std::array<std::atomic<MethodMetrics*>, 512> by_method{};
-  static MethodMetrics unknown = [] {
-    auto& r = metrics::Registry::process();
-    metrics::Labels l{{"method", "other"}};
-    return MethodMetrics{
-        r.counter("dfs_rpc_requests_total", "requests served, by method and result",
-                  {{"method", "other"}, {"result", "ok"}}),
-        r.counter("dfs_rpc_requests_total", "", {{"method", "other"}, {"result", "error"}}),
-        r.counter("dfs_rpc_request_bytes_total", "request bytes received (header excluded)", l),
-        r.histogram("dfs_rpc_request_seconds", "time from a request's arrival to its reply", l)};
-  }();
-  if (method >= by_method.size()) return unknown;
-  if (auto* m = by_method[method].load(std::memory_order_acquire)) return *m;
+// The series of one method (by its name in the `method` label).
+MethodMetrics make_method_metrics(const std::string& name) {
   auto& r = metrics::Registry::process();
-  const std::string name = method_name(method);
   metrics::Labels l{{"method", name}};
-  // Two threads may race here; the registry returns the same series to both, so the
-  // loser's struct is equivalent and simply not kept.
-  auto made = std::make_unique<MethodMetrics>(MethodMetrics{
+  return MethodMetrics{
       r.counter("dfs_rpc_requests_total", "requests served, by method and result",
                 {{"method", name}, {"result", "ok"}}),
       r.counter("dfs_rpc_requests_total", "", {{"method", name}, {"result", "error"}}),
       r.counter("dfs_rpc_request_bytes_total", "request bytes received (header excluded)", l),
-      r.histogram("dfs_rpc_request_seconds", "time from a request's arrival to its reply", l)});
+      r.histogram("dfs_rpc_request_seconds", "time from a request's arrival to its reply", l)};
+}
+
+MethodMetrics& metrics_of(uint32_t method) {
+  static std::array<std::atomic<MethodMetrics*>, 512> by_method{};
+  static MethodMetrics unknown = make_method_metrics("other");
+  if (method >= by_method.size()) return unknown;
+  if (auto* m = by_method[method].load(std::memory_order_acquire)) return *m;
+  // Two threads may race here; the registry returns the same series to both, so the
+  // loser's struct is equivalent and simply not kept.
+  auto made = std::make_unique<MethodMetrics>(make_method_metrics(method_name(method)));
   MethodMetrics* expected = nullptr;
   if (by_method[method].compare_exchange_strong(expected, made.get())) return *made.release();
   return *expected;

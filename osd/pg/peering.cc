@@ -77,6 +77,17 @@ std::vector<PgMember> OsdService::acting_members(const proto::Pool& pool, uint32
   return members;
 }
 
+std::vector<OsdService::PgKey> OsdService::primary_pgs() const {
+  std::vector<PgKey> mine;
+  for (const auto& pool : map().proto().pools()) {
+    for (uint32_t pg = 0; pg < pool.pg_num(); ++pg) {
+      auto acting = map().acting(pool, pg);
+      if (!acting.empty() && acting.front() == options_.id) mine.emplace_back(pool.id(), pg);
+    }
+  }
+  return mine;
+}
+
 awaitable<Result<PgState::OpGuard>> OsdService::admit(uint32_t pool_id, uint32_t pg_id) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     const auto* pool = map().pool(static_cast<int32_t>(pool_id));
@@ -336,15 +347,8 @@ void OsdService::schedule_peering() {
 awaitable<void> OsdService::peering_loop() {
   while (peering_wanted_) {
     peering_wanted_ = false;
-    // A copy: the map may change while a PG peers.
-    std::vector<std::pair<uint32_t, uint32_t>> mine;
-    for (const auto& pool : map().proto().pools()) {
-      for (uint32_t pg = 0; pg < pool.pg_num(); ++pg) {
-        auto acting = map().acting(pool, pg);
-        if (!acting.empty() && acting.front() == options_.id) mine.emplace_back(pool.id(), pg);
-      }
-    }
     size_t failed = 0;
+    const std::vector<PgKey> mine = primary_pgs();
     for (auto [pool, pg] : mine) {
       auto admitted = co_await admit(pool, pg);  // peers when needed; the guard ends at once
       if (!admitted && admitted.error().code() != ErrorCode::kNotPrimary) {

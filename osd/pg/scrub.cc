@@ -277,13 +277,7 @@ awaitable<void> OsdService::scrub_loop() {
   std::map<PgKey, Last> last;
   for (;;) {
     co_await sleep_for(check);
-    std::vector<PgKey> mine;
-    for (const auto& pool : map().proto().pools()) {
-      for (uint32_t pg = 0; pg < pool.pg_num(); ++pg) {
-        auto acting = map().acting(pool, pg);
-        if (!acting.empty() && acting.front() == options_.id) mine.emplace_back(pool.id(), pg);
-      }
-    }
+    const std::vector<PgKey> mine = primary_pgs();
     for (const auto& key : mine) {
       auto now = Clock::now();
       auto [it, fresh] = last.try_emplace(key, Last{now, now});

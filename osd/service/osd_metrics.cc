@@ -33,13 +33,11 @@ void OsdService::collect_metrics(metrics::SampleWriter& w) const {
 
 OsdService::PrimaryPgCounts OsdService::count_primary_pgs() const {
   PrimaryPgCounts counts;
-  for (const auto& pool : map().proto().pools()) {
-    for (uint32_t pg = 0; pg < pool.pg_num(); ++pg) {
-      auto acting = acting_members(pool, pg);
-      if (acting.empty() || acting.front().osd != options_.id) continue;
-      ++counts.primary;
-      auto it = pgs_.find(PgKey{static_cast<uint32_t>(pool.id()), pg});
-      if (it != pgs_.end() && it->second->active_for(acting)) ++counts.active;
+  for (const PgKey& key : primary_pgs()) {
+    ++counts.primary;
+    auto it = pgs_.find(key);
+    if (it != pgs_.end() && it->second->active_for(acting_members(*map().pool(key.first), key.second))) {
+      ++counts.active;
     }
   }
   return counts;

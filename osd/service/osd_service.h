@@ -115,6 +115,9 @@ class OsdService {
     std::map<std::string, ObjectVersion> objects;
   };
   std::vector<PgMember> acting_members(const proto::Pool& pool, uint32_t pg) const;
+  // The PGs this OSD is primary of in the current map (a copy: the map may change while
+  // the caller works through them).
+  std::vector<PgKey> primary_pgs() const;
   // PGs this OSD is primary of in the current map, and how many of them are active.
   struct PrimaryPgCounts {
     uint32_t primary = 0;

@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "common/util/host_port.h"
 #include "tools/dfs/cli_context.h"
 #include "tools/dfs/health.h"
 #include "tools/dfs/mds_status.h"
@@ -43,9 +44,8 @@ struct PgView {
 
 // "10.0.0.2:6800" -> "10.0.0.2"; "[fd00::1]:6800" -> "[fd00::1]".
 std::string host_of_addr(const std::string& addr) {
-  auto colon = addr.rfind(':');
-  return colon == std::string::npos || addr.find(']', colon) != std::string::npos ? addr
-                                                                                  : addr.substr(0, colon);
+  auto split = split_host_port(addr);
+  return split ? split->host : addr;
 }
 
 std::string progress_bar(uint32_t done, uint32_t total, int width = 20) {

@@ -109,6 +109,13 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(error_of(apply_option_list(o, "listing_data_kb=2048")) ==
           "option listing_data_kb must be 0..1024");
   }
+  SUBCASE("four listings are fetched ahead at a time by default; 0 turns it off") {
+    CHECK(o.prefetch_listings == 4u);
+    CHECK(apply_option_list(o, "prefetch_listings=0"));
+    CHECK(o.prefetch_listings == 0u);
+    CHECK(error_of(apply_option_list(o, "prefetch_listings=65")) ==
+          "option prefetch_listings must be 0..64");
+  }
   SUBCASE("kernel flags pass through") {
     CHECK(apply_option_list(o, "nosuid,nodev,noatime"));
     CHECK(o.kernel_options == std::vector<std::string>{"nosuid", "nodev", "noatime"});
