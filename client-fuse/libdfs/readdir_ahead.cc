@@ -1,6 +1,5 @@
 // FileClient: directory listings, and listings fetched ahead of a tree walk
 // (listing_prefetch.h says when one may be used).
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include "client-fuse/libdfs/file_client.h"
