@@ -222,6 +222,11 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     if (flags->quick) line += " --quick";
     for (const auto& s : flags->suites) line += " --suite " + s;
     if (!flags->out.empty()) line += " --out " + flags->out;
+    // Every option that changes what was measured, so the line reruns the same work.
+    if (!flags->baseline.empty()) line += " --baseline " + flags->baseline;
+    if (flags->rounds > 0) line += " --rounds " + std::to_string(flags->rounds);
+    if (flags->tree_scale > 0) line += fmt::format(" --tree-scale {}", flags->tree_scale);
+    if (!flags->tree_generator.empty()) line += " --tree-generator " + flags->tree_generator;
     exit_code = run_bench(*flags, line);
   });
 }
