@@ -82,7 +82,7 @@ void FileClient::overlay(proto::Inode& inode) const {
     inode.set_blocks(inode.blocks() + (st.size - inode.size() + 511) / 512);
   }
   inode.set_size(st.size);
-  if (st.dirty()) {
+  if (st.dirty() || st.object_writes_running > 0) {
     *inode.mutable_mtime() = st.mtime;
     *inode.mutable_ctime() = st.mtime;
   }
@@ -153,7 +153,17 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
   // buffered data through this too), and so does utimensat(UTIME_OMIT, t).
   bool times_only = args.valid == (kSetMtime | kSetCtime) || args.valid == kSetMtime;
   auto st = held(ino);
-  if (st && times_only && (st->commit_dirty || st->inline_data.dirty())) {
+  if (st && st->object_writes_running > 0) {
+    // Write-behind: the writes still running are recorded later, by a CommitWrite that
+    // sets the mtime it carries and clears setuid/setgid for a non-root writer; an
+    // explicit mtime becomes the one it carries, and a mode change waits for it.
+    if ((args.valid & kSetMode) && !st->writer.is_root()) co_await drain_object_writes(st);
+    if (args.valid & kSetMtime) {
+      st->mtime = (args.valid & kSetMtimeNow) ? now_timespec() : args.mtime;
+    }
+  }
+  if (st && times_only &&
+      (st->commit_dirty || st->inline_data.dirty() || st->object_writes_running > 0)) {
     // The mtime rides on the WriteInline or CommitWrite that pushes the buffered
     // writes (which sets ctime): one round trip.
     st->mtime = args.mtime;
@@ -372,6 +382,7 @@ awaitable<Status> FileClient::setxattr(Creds creds, Ino ino, std::string name, s
   if (defer_setxattr(creds, request)) co_return ok_status();
   if (auto st = held(ino)) {
     // A write pushed after this would clear security.capability again.
+    if (request.name() == "security.capability") co_await drain_object_writes(st);
     DFS_CO_AWAIT_CHECK(flush_state(st));
   }
   DFS_CO_AWAIT_TRY(auto reply,

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client-fuse/libdfs/async_sync.h"
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/dir_cache.h"
 #include "client-fuse/libdfs/listing_prefetch.h"
@@ -50,6 +51,11 @@ struct FileClientOptions {
   // In exclusive mode, once a directory is listed, the first batch of each of its
   // subdirectories is listed ahead of the kernel asking, this many at a time (0: off).
   uint32_t prefetch_listings = 4;
+  // In exclusive mode, object writes from the kernel's page cache are acknowledged
+  // once they are on their way to the OSDs, up to this many bytes in flight; fsync,
+  // reads of the file and unmount wait for them (write_behind.cc). 0: every write
+  // waits for its OSDs.
+  uint64_t write_behind_bytes = 64u << 20;
 };
 
 // Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
@@ -165,9 +171,11 @@ class FileClient {
   awaitable<Result<std::string>> read(Fh fh, uint64_t offset, uint64_t length);
   // Writes all of `data` at `offset` (at the end of file when `append`). Small writes
   // to an inline file are buffered; object writes are on the OSDs when this returns,
-  // but the new size and mtime reach the MDS only with the next flush.
+  // unless `from_page_cache` allows write-behind (FileClientOptions::write_behind_bytes),
+  // and the new size and mtime reach the MDS only with the next flush.
   // Errors: kNoSpace, kFileTooBig, kTimeout/kUnavailable.
-  awaitable<Result<uint64_t>> write(Fh fh, uint64_t offset, std::string data, bool append);
+  awaitable<Result<uint64_t>> write(Fh fh, uint64_t offset, std::string data, bool append,
+                                    bool from_page_cache = false);
   // Pushes the file's buffered writes and size to the MDS; reports (once) an earlier
   // failed background write. When it returns, the data is durable on the OSDs and the
   // MDS has applied the size (durable once the MDS's log is: see sync_metadata()), or,
@@ -239,8 +247,24 @@ class FileClient {
                                               uint64_t length);
   awaitable<Result<std::string>> read_with_readahead(std::shared_ptr<Handle> h, uint64_t offset,
                                                      uint64_t length);
-  void prefetch(std::shared_ptr<FileState> st, uint64_t from);
+  // Starts reading [from, from + window) of the file ahead of the reader.
+  void prefetch(std::shared_ptr<FileState> st, uint64_t from, uint64_t window);
   awaitable<Status> write_objects(std::shared_ptr<FileState> st, uint64_t offset, std::string data);
+  // Write-behind (write_behind.cc). Every object write is bracketed by
+  // object_write_started / object_write_ended, which keep the size the MDS may record
+  // behind the writes still running and wake drain_object_writes.
+  void object_write_started(FileState& st);
+  void object_write_ended(FileState& st, uint64_t end, bool written);
+  awaitable<void> drain_object_writes(std::shared_ptr<FileState> st);
+  awaitable<void> drain_all_object_writes();
+  bool may_write_behind(uint64_t length) const;
+  bool overlaps_behind(const FileState& st, uint64_t offset, uint64_t length) const;
+  // Runs an acknowledged write; `guard` is the file's shared io lock, held until it ends.
+  awaitable<void> write_behind(std::shared_ptr<FileState> st, ReadGuard guard, uint64_t offset,
+                               std::string data);
+  // A closed file whose last write-behind ended: its size goes to the MDS, and the state
+  // goes if nothing keeps it.
+  awaitable<void> settle_closed(std::shared_ptr<FileState> st);
   // Both require st->flush_mu held. With `made_durable`, the last push asks for a
   // durable reply, and *made_durable says whether one was sent and succeeded.
   awaitable<Status> flush_locked(std::shared_ptr<FileState> st, bool* made_durable = nullptr);
@@ -396,6 +420,9 @@ class FileClient {
   // A read-only open in exclusive mode of an inline file whose data we hold (a held
   // state, or a listing's): answered here, nothing for the MDS to count.
   std::optional<OpenFile> open_locally(const Creds& creds, Ino ino, int flags);
+  uint64_t behind_bytes_ = 0;      // write-behind bytes not yet on the OSDs
+  uint64_t behind_writes_ = 0;     // writes acknowledged early, for the unmount log
+  uint64_t behind_failures_ = 0;   // ... of which failed afterwards
   Fh next_fh_ = 1;
   bool stopping_ = false;
   bool releases_unreachable_ = false;  // shutdown: a release found the MDS gone

@@ -35,6 +35,8 @@ awaitable<Result<std::string>> FileClient::read(Fh fh, uint64_t offset, uint64_t
   co_await st->io.lock_shared();
   ReadGuard guard(st->io);
   if (st->is_inline) co_return st->inline_data.read(offset, length);
+  // The kernel may have dropped the pages of an acknowledged write still on its way.
+  if (st->object_writes_running > 0) co_await drain_object_writes(st);
   if (offset >= st->size || length == 0) co_return std::string();
   length = std::min(length, st->size - offset);
   co_return co_await read_with_readahead(h, offset, length);
@@ -74,9 +76,9 @@ awaitable<Result<std::string>> FileClient::read_objects(std::shared_ptr<FileStat
   co_return out;
 }
 
-void FileClient::prefetch(std::shared_ptr<FileState> st, uint64_t from) {
+void FileClient::prefetch(std::shared_ptr<FileState> st, uint64_t from, uint64_t window) {
   uint64_t piece = std::min<uint64_t>(st->layout.object_size, kMaxPrefetchPiece);
-  uint64_t end = std::min(st->size, from + options_.readahead_bytes);
+  uint64_t end = std::min(st->size, from + window);
   for (uint64_t off = from / piece * piece; off < end; off += piece) {
     if (st->readahead.count(off)) continue;
     auto p = std::make_shared<Prefetch>();
@@ -106,7 +108,14 @@ awaitable<Result<std::string>> FileClient::read_with_readahead(std::shared_ptr<H
     if (first->first + first->second->length > offset) break;
     st->readahead.erase(first);
   }
-  if (options_.readahead_bytes > 0 && h->sequential > 0) prefetch(st, offset + length);
+  if (options_.readahead_bytes > 0 && h->sequential > 0) {
+    prefetch(st, offset + length, options_.readahead_bytes);
+  } else if (options_.readahead_bytes > 0 && offset == 0 && length < st->size) {
+    // A read from the start is most often the first of a whole-file read (cp, rsync,
+    // tar): the kernel would ask for the rest in a few more sequential reads, one OSD
+    // round trip each; fetch the next piece alongside this one instead.
+    prefetch(st, length, std::min<uint64_t>(options_.readahead_bytes, kMaxPrefetchPiece));
+  }
 
   // Serve from prefetched pieces when they cover the whole range.
   std::vector<std::shared_ptr<Prefetch>> pieces;
@@ -137,7 +146,7 @@ awaitable<Result<std::string>> FileClient::read_with_readahead(std::shared_ptr<H
 // --- writes ---
 
 awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::string data,
-                                              bool append) {
+                                              bool append, bool from_page_cache) {
   auto h = DFS_CO_TRY(handle(fh));
   auto st = h->state;
   if (!st) co_return make_error(ErrorCode::kIsDirectory, "not a regular file");
@@ -155,19 +164,21 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
         co_return length;
       }
       if (!st->is_inline) {
+        // An earlier acknowledged write to these bytes lands first.
+        if (overlaps_behind(*st, offset, length)) co_await drain_object_writes(st);
         st->readahead.clear();
-        ++st->object_writes_running;
+        object_write_started(*st);
+        if (from_page_cache && may_write_behind(length)) {
+          st->size = std::max(st->size, offset + length);
+          note_write(*st, *h, known_.count(st->ino) ? &known_[st->ino].inode : nullptr);
+          st->behind.emplace(offset, offset + length);
+          behind_bytes_ += length;
+          ++behind_writes_;
+          spawn_checked(executor(), write_behind(st, std::move(guard), offset, std::move(data)));
+          co_return length;
+        }
         Status written = co_await write_objects(st, offset, std::move(data));
-        --st->object_writes_running;
-        if (written) {
-          st->finished_end = std::max(st->finished_end, offset + length);
-          st->finished_any = true;
-        }
-        if (st->object_writes_running == 0 && st->finished_any) {
-          st->commit_dirty = true;
-          st->commit_end = std::max(st->commit_end, st->finished_end);
-          st->finished_any = false;
-        }
+        object_write_ended(*st, offset + length, written.has_value());
         if (!written) co_return unexpected(std::move(written).error());
         st->readahead.clear();
         st->size = std::max(st->size, offset + length);
@@ -330,6 +341,7 @@ awaitable<Status> FileClient::fsync(Fh fh) {
   if (auto st = h->state) {
     co_await st->flush_mu.lock();
     MutexGuard guard(st->flush_mu);
+    co_await drain_object_writes(st);  // write-behind: fsync is where it must have landed
     DFS_CO_AWAIT_CHECK(flush_locked(st, &durable));
   }
   // The last push came back durable (and with it everything applied before): done.

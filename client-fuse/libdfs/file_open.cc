@@ -269,7 +269,8 @@ awaitable<Status> FileClient::release(Fh fh) {
 }
 
 awaitable<void> FileClient::drop_state(std::shared_ptr<FileState> st) {
-  if (st->handles > 0 || st->dirty() || st->deferred_pushes > 0 || st->flush_mu.locked()) {
+  if (st->handles > 0 || st->dirty() || st->deferred_pushes > 0 || st->flush_mu.locked() ||
+      st->object_writes_running > 0) {
     co_return;
   }
   auto it = states_.find(st->ino);
@@ -304,6 +305,7 @@ awaitable<void> FileClient::reopen_all() {
 }
 
 awaitable<Status> FileClient::sync_all() {
+  co_await drain_all_object_writes();
   std::vector<awaitable<Status>> tasks;
   for (auto& [ino, st] : states_) {
     if (st->dirty() || st->write_error) tasks.push_back(flush_state(st));
@@ -344,6 +346,10 @@ awaitable<Status> FileClient::shutdown() {
                   mds_.unsent());
   }
   spdlog::info("MDS calls (method: count x mean latency): {}", mds_.stats_summary());
+  if (behind_writes_ > 0) {
+    spdlog::info("object writes acknowledged before the OSDs had them: {}, of them failed: {}",
+                 behind_writes_, behind_failures_);
+  }
   if (listings_.enabled()) {
     spdlog::info("directory listings fetched ahead: {}, of them used: {}", listings_.fetched(),
                  listings_.hits());

@@ -58,6 +58,11 @@ struct FileState {
   int object_writes_running = 0;
   uint64_t finished_end = 0;
   bool finished_any = false;
+  // Set when object_writes_running falls to zero (a new event for each busy spell).
+  std::shared_ptr<AsyncEvent> writes_drained;
+  // Object writes acknowledged before the OSDs had them (write_behind.cc): their byte
+  // ranges, offset to end. A write that overlaps one waits for it, so they land in order.
+  std::multimap<uint64_t, uint64_t> behind;
   bool clear_privileges = false;
   Creds writer;  // the credentials buffered writes are pushed with
   // Deferred pushes of this file's bytes not yet answered: the state, which holds the

@@ -56,6 +56,10 @@ struct MountOptions {
   // prefetch_listings=N: subdirectories' listings fetched ahead of a tree walk, N at a
   // time (exclusive mode; 0: off). See client-fuse/libdfs/listing_prefetch.h.
   uint32_t prefetch_listings = 4;
+  // write_behind_mb=MB: page-cache object writes acknowledged before the OSDs have
+  // them, up to this much in flight (exclusive mode; 0: off). See
+  // client-fuse/libdfs/write_behind.cc.
+  uint64_t write_behind_bytes = 64u << 20;
   // poll_us=N: how long the FUSE thread keeps polling /dev/fuse after a request before
   // it sleeps (client-fuse/fuse/channel.h); 0: sleep at once. Unset: busy_poll_us_for.
   std::optional<uint32_t> busy_poll_us;

@@ -39,6 +39,9 @@ options (-o, comma-separated):
   prefetch_listings=N   once a directory is listed, list its subdirectories ahead of
                         the walk (rsync, tar, find), N at a time (4; 0: off;
                         exclusive mode only)
+  write_behind_mb=MB    a written file's data is acknowledged once it is on its way to
+                        the OSDs, up to this much at a time; fsync, reads and unmount
+                        wait for it (64; 0: off; exclusive mode only)
   poll_us=US            after a request, keep polling for the next one this long before
                         sleeping: spares a wake-up per request under load (50 with more
                         than one CPU, else 0: off)

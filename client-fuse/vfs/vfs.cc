@@ -127,7 +127,7 @@ awaitable<Result<uint64_t>> Vfs::write(uint64_t fh, int open_flags, bool page_ca
   // With the writeback cache the kernel places O_APPEND writes itself; otherwise the
   // end of file as this client knows it is the truth.
   bool append = (open_flags & O_APPEND) && !page_cache_write && !options_.writeback_cache;
-  co_return co_await client_.write(fh, offset, std::move(data), append);
+  co_return co_await client_.write(fh, offset, std::move(data), append, page_cache_write);
 }
 
 awaitable<Status> Vfs::flush(uint64_t fh) { co_return co_await client_.flush(fh); }

@@ -116,6 +116,15 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(error_of(apply_option_list(o, "prefetch_listings=65")) ==
           "option prefetch_listings must be 0..64");
   }
+  SUBCASE("64 MiB of object writes go behind by default; 0 makes every write wait") {
+    CHECK(o.write_behind_bytes == 64u << 20);
+    CHECK(apply_option_list(o, "write_behind_mb=0"));
+    CHECK(o.write_behind_bytes == 0u);
+    CHECK(apply_option_list(o, "write_behind_mb=8"));
+    CHECK(o.write_behind_bytes == 8u << 20);
+    CHECK(error_of(apply_option_list(o, "write_behind_mb=5000")) ==
+          "option write_behind_mb must be 0..4096");
+  }
   SUBCASE("kernel flags pass through") {
     CHECK(apply_option_list(o, "nosuid,nodev,noatime"));
     CHECK(o.kernel_options == std::vector<std::string>{"nosuid", "nodev", "noatime"});
