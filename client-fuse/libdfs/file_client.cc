@@ -42,6 +42,7 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
       objects_(std::move(objects)),
       mds_(*objects_),
       listings_(options_.exclusive ? options_.prefetch_listings : 0),
+      data_ahead_(options_.exclusive ? options_.data_ahead_bytes : 0),
       listing_arrived_(objects_->executor()) {
   listing_arrived_.expires_at(asio::steady_timer::time_point::max());
   mds_.on_new_instance([this] { return reopen_all(); });

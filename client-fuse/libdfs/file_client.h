@@ -19,6 +19,7 @@
 
 #include "client-fuse/libdfs/async_sync.h"
 #include "client-fuse/libdfs/creds.h"
+#include "client-fuse/libdfs/data_ahead.h"
 #include "client-fuse/libdfs/dir_cache.h"
 #include "client-fuse/libdfs/listing_prefetch.h"
 #include "client-fuse/libdfs/mds_session.h"
@@ -56,6 +57,9 @@ struct FileClientOptions {
   // reads of the file and unmount wait for them (write_behind.cc). 0: every write
   // waits for its OSDs.
   uint64_t write_behind_bytes = 64u << 20;
+  // In exclusive mode, listed object files' data fetched ahead of a walk that reads
+  // them, up to this many bytes held (data_ahead.h; 0: off).
+  uint64_t data_ahead_bytes = 32u << 20;
 };
 
 // Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
@@ -360,6 +364,12 @@ class FileClient {
   void list_subdirs_ahead(const Creds& creds, uint32_t max_entries, const proto::ReaddirReply& reply);
   void start_listings_ahead();
   awaitable<void> fetch_listing_ahead(ListingPrefetch::Fetch fetch);
+  // Object files' data fetched ahead of a reading walk (data_ahead.h).
+  void want_data_ahead(const proto::Inode& inode);
+  void start_data_ahead();
+  awaitable<void> fetch_data_ahead(DataAhead::Fetch fetch);
+  // A read from the start of a file that has no pieces yet: its data fetched ahead.
+  void take_data_ahead(FileState& st);
 
   // Runs tasks with at most max_parallel_objects in flight.
   template <class T>
@@ -400,6 +410,7 @@ class FileClient {
   DirCache dirs_;  // names of directories we created: negative lookups answered here
   // Listings fetched ahead of a tree walk (readdir_ahead.cc); sized in the constructor.
   ListingPrefetch listings_;
+  DataAhead data_ahead_;
   asio::steady_timer listing_arrived_;  // cancelled whenever a listing fetched ahead ends
   uint64_t setattr_calls_ = 0;
   uint64_t changes_at_last_walk_ = 0;  // changes() at the last listing from the start

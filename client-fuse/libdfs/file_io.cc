@@ -100,6 +100,7 @@ void FileClient::prefetch(std::shared_ptr<FileState> st, uint64_t from, uint64_t
 awaitable<Result<std::string>> FileClient::read_with_readahead(std::shared_ptr<Handle> h,
                                                                uint64_t offset, uint64_t length) {
   auto st = h->state;
+  if (offset == 0 && st->readahead.empty() && data_ahead_.enabled()) take_data_ahead(*st);
   h->sequential = offset == h->next_read ? h->sequential + 1 : 0;
   h->next_read = offset + length;
   // Pieces wholly behind a sequential reader are done with.
@@ -152,6 +153,7 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
   if (!st) co_return make_error(ErrorCode::kIsDirectory, "not a regular file");
   uint64_t length = data.size();
   if (length == 0) co_return uint64_t{0};
+  data_ahead_.drop(st->ino);
   for (int attempt = 0; attempt < 3; ++attempt) {
     {
       co_await st->io.lock_shared();
@@ -366,6 +368,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
   // we wrote first, so buffered state goes out before, under the file's locks.
   std::shared_ptr<FileState> st;
   if (auto it = states_.find(ino); it != states_.end()) st = it->second;
+  data_ahead_.drop(ino);
   std::optional<MutexGuard> flush_guard;
   std::optional<WriteGuard> io_guard;
   if (st) {

@@ -52,6 +52,7 @@ void FileClient::forget(Ino ino) {
   if (!states_.count(ino) && !pending_attrs_.count(ino)) known_.erase(ino);
   dirs_.forget(ino);
   drop_listed_data(ino);
+  data_ahead_.drop(ino);
 }
 
 std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
@@ -349,6 +350,10 @@ awaitable<Status> FileClient::shutdown() {
   if (behind_writes_ > 0) {
     spdlog::info("object writes acknowledged before the OSDs had them: {}, of them failed: {}",
                  behind_writes_, behind_failures_);
+  }
+  if (data_ahead_.enabled()) {
+    spdlog::info("object files' data fetched ahead: {}, of them used: {}", data_ahead_.fetched(),
+                 data_ahead_.used());
   }
   if (listings_.enabled()) {
     spdlog::info("directory listings fetched ahead: {}, of them used: {}", listings_.fetched(),

@@ -1,5 +1,5 @@
-// FileClient: directory listings, and listings fetched ahead of a tree walk
-// (listing_prefetch.h says when one may be used).
+// FileClient: directory listings, and what is fetched ahead of a tree walk: listings
+// (listing_prefetch.h says when one may be used) and object files' data (data_ahead.h).
 #include <sys/stat.h>
 
 #include "client-fuse/libdfs/file_client.h"
@@ -50,8 +50,10 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
       // The kernel gets attributes only; the data waits for an open.
       if (e.inline_data_included()) remember_listed_data(*e.mutable_inode());
       learn(e.inode());
+      want_data_ahead(e.inode());
       overlay(*e.mutable_inode());
     }
+    start_data_ahead();
   }
   co_return std::move(*reply);
 }
@@ -106,6 +108,37 @@ awaitable<void> FileClient::fetch_listing_ahead(ListingPrefetch::Fetch fetch) {
   listings_.arrived(fetch.dir, std::move(reply));
   listing_arrived_.cancel();  // wakes every readdir waiting on one in flight
   start_listings_ahead();
+}
+
+void FileClient::want_data_ahead(const proto::Inode& inode) {
+  if (!data_ahead_.enabled() || !S_ISREG(inode.mode()) || inode.inline_()) return;
+  if (held(inode.ino())) return;  // open or lingering here: its state reads it
+  data_ahead_.want({inode.ino(), inode.version(), inode.size(), layout_of(inode)});
+}
+
+void FileClient::start_data_ahead() {
+  if (stopping_) return;
+  while (auto fetch = data_ahead_.next()) spawn_checked(executor(), fetch_data_ahead(*fetch));
+}
+
+awaitable<void> FileClient::fetch_data_ahead(DataAhead::Fetch fetch) {
+  // A state of its own: read_objects only needs the layout (and notes holes there).
+  auto st = std::make_shared<FileState>(fetch.file.ino);
+  st->layout = fetch.file.layout;
+  st->size = fetch.file.size;
+  fetch.piece->data = co_await read_objects(st, 0, fetch.file.size);
+  fetch.piece->done.set();
+  data_ahead_.finished(fetch.file.ino);
+  start_data_ahead();
+}
+
+void FileClient::take_data_ahead(FileState& st) {
+  const Known* k = known(st.ino);
+  if (!k || k->inode.ino() != st.ino) return;
+  if (auto piece = data_ahead_.take(st.ino, k->inode.version())) {
+    st.readahead[0] = std::move(piece);
+    start_data_ahead();  // its bytes and credits are free again
+  }
 }
 
 }  // namespace dfs::client

@@ -124,6 +124,7 @@ client::FileClientOptions client_options(const MountOptions& o, std::vector<std:
   c.readdir_inline_max = o.listing_data_bytes;
   c.prefetch_listings = o.prefetch_listings;
   c.write_behind_bytes = o.write_behind_bytes;
+  c.data_ahead_bytes = o.data_ahead_bytes;
   c.exclusive = o.exclusive;
   return c;
 }

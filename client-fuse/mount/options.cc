@@ -164,6 +164,10 @@ Status apply_option(MountOptions& o, const std::string& key,
     uint64_t mb = DFS_TRY(parse_uint(key, DFS_TRY(need())));
     if (mb > 4096) return bad("option write_behind_mb must be 0..4096");
     o.write_behind_bytes = mb << 20;
+  } else if (key == "data_ahead_mb") {
+    uint64_t mb = DFS_TRY(parse_uint(key, DFS_TRY(need())));
+    if (mb > 4096) return bad("option data_ahead_mb must be 0..4096");
+    o.data_ahead_bytes = mb << 20;
   } else if (key == "poll_us") {
     uint64_t us = DFS_TRY(parse_uint(key, DFS_TRY(need())));
     if (us > 1000000) return bad("option poll_us must be 0..1000000 microseconds");

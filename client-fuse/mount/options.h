@@ -60,6 +60,10 @@ struct MountOptions {
   // them, up to this much in flight (exclusive mode; 0: off). See
   // client-fuse/libdfs/write_behind.cc.
   uint64_t write_behind_bytes = 64u << 20;
+  // data_ahead_mb=MB: listed object files' data fetched ahead of a walk that reads
+  // them, up to this much held (exclusive mode; 0: off). See
+  // client-fuse/libdfs/data_ahead.h.
+  uint64_t data_ahead_bytes = 32u << 20;
   // poll_us=N: how long the FUSE thread keeps polling /dev/fuse after a request before
   // it sleeps (client-fuse/fuse/channel.h); 0: sleep at once. Unset: busy_poll_us_for.
   std::optional<uint32_t> busy_poll_us;

@@ -42,6 +42,9 @@ options (-o, comma-separated):
   write_behind_mb=MB    a written file's data is acknowledged once it is on its way to
                         the OSDs, up to this much at a time; fsync, reads and unmount
                         wait for it (64; 0: off; exclusive mode only)
+  data_ahead_mb=MB      once a directory is listed, read its files' data ahead of a
+                        walk that reads them (rsync, tar, cp -a), up to this much
+                        held (32; 0: off; exclusive mode only)
   poll_us=US            after a request, keep polling for the next one this long before
                         sleeping: spares a wake-up per request under load (50 with more
                         than one CPU, else 0: off)

@@ -125,6 +125,13 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(error_of(apply_option_list(o, "write_behind_mb=5000")) ==
           "option write_behind_mb must be 0..4096");
   }
+  SUBCASE("32 MiB of files' data is fetched ahead by default; 0 turns it off") {
+    CHECK(o.data_ahead_bytes == 32u << 20);
+    CHECK(apply_option_list(o, "data_ahead_mb=0"));
+    CHECK(o.data_ahead_bytes == 0u);
+    CHECK(error_of(apply_option_list(o, "data_ahead_mb=4097")) ==
+          "option data_ahead_mb must be 0..4096");
+  }
   SUBCASE("kernel flags pass through") {
     CHECK(apply_option_list(o, "nosuid,nodev,noatime"));
     CHECK(o.kernel_options == std::vector<std::string>{"nosuid", "nodev", "noatime"});
