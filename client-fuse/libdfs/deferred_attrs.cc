@@ -59,6 +59,9 @@ std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino in
   p.valid |= valid;
   p.predicted = *predicted;
   p.creds = creds;
+  // This change comes after anything predicted before it: its reply is what we know.
+  p.newer.reset();
+  p.newer_predicted = false;
   known_[ino].inode = *predicted;
   known_[ino].exact = true;
   schedule_deferred_flush();
@@ -108,11 +111,13 @@ void FileClient::on_deferred_reply(Ino ino, Result<rpc::Frame> reply) {
   auto it = pending_attrs_.find(ino);
   bool settled = true;
   std::optional<proto::Inode> newer;
+  bool newer_predicted = false;
   if (it != pending_attrs_.end()) {
     --it->second.in_flight;
     settled = !it->second.queued && it->second.in_flight <= 0;
     if (settled) {
       newer = std::move(it->second.newer);
+      newer_predicted = it->second.newer_predicted;
       pending_attrs_.erase(it);
     }
   }
@@ -130,7 +135,16 @@ void FileClient::on_deferred_reply(Ino ino, Result<rpc::Frame> reply) {
   // Another request's reply may have passed this one (a create in this directory that
   // the MDS applied after the change): learn whichever the MDS applied last.
   learn(parsed->inode());
-  if (newer) learn(*newer);
+  if (newer && newer_predicted) {
+    // Applied after these changes (see PendingAttrs::newer_predicted): it stands, at
+    // their reply's version at least, until its own reply brings the MDS's.
+    newer->set_version(std::max(newer->version(), parsed->inode().version()));
+    Known& k = known_[ino];
+    k.inode = std::move(*newer);
+    k.exact = true;
+  } else if (newer) {
+    learn(*newer);
+  }
 }
 
 awaitable<void> FileClient::flush_deferred_soon() {

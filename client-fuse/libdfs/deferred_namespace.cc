@@ -62,6 +62,7 @@ void FileClient::adopt_prediction(const proto::Inode& inode) {
   // replace the prediction when it settles.
   if (auto p = pending_attrs_.find(inode.ino()); p != pending_attrs_.end()) {
     p->second.newer = k.inode;
+    p->second.newer_predicted = true;
   }
 }
 

@@ -393,6 +393,12 @@ class FileClient {
     // directory's mtime): the MDS may have applied it after the changes, so once they
     // are settled it is what we know if it is newer than their reply.
     std::optional<proto::Inode> newer;
+    // `newer` is the prediction of a deferred change queued after these (a create in
+    // this directory): the MDS applies it after them, so once they are settled it is
+    // what we know, whatever its version says. A prediction's version does not count
+    // the attribute changes still pending before it (they keep the MDS's version), so
+    // it can be lower than their reply's.
+    bool newer_predicted = false;
   };
   // Learned inodes with a pending prediction keep it until the MDS has applied it.
   std::unordered_map<Ino, PendingAttrs> pending_attrs_;

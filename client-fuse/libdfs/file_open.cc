@@ -29,7 +29,10 @@ void FileClient::learn(const proto::Inode& inode) {
   // Deferred changes not yet applied by the MDS: the prediction stands for now; the
   // newest inode seen meanwhile is weighed against their reply when they settle.
   if (auto p = pending_attrs_.find(inode.ino()); p != pending_attrs_.end()) {
-    if (!p->second.newer || inode.version() > p->second.newer->version()) p->second.newer = inode;
+    if (!p->second.newer || inode.version() > p->second.newer->version()) {
+      p->second.newer = inode;
+      p->second.newer_predicted = false;
+    }
     return;
   }
   constexpr size_t kMaxKnown = 1u << 20;
