@@ -87,7 +87,7 @@ awaitable<void> FileClient::write_behind(std::shared_ptr<FileState> st, ReadGuar
     if (!st->write_error) st->write_error = written.error();
   }
   object_write_ended(*st, offset + length, written.has_value());
-  { auto released = std::move(guard); }
+  { auto released = std::move(guard); }  // the io lock goes before the settle's flush
   if (st->object_writes_running == 0 && st->handles == 0) co_await settle_closed(st);
 }
 
