@@ -5,8 +5,8 @@
 # error with a copy identical to the source. The killed replica then comes back as a
 # follower and catches up; killing the second leader during a second rsync shows that.
 source "$(dirname "$0")/lib.sh"
-# Big enough that the copy is still running when a quarter of it is there, on a fast
-# client (at 0.05 a whole rsync took ~1 s, and the find below sometimes missed it).
+# Big enough that the copy is still running 1.5 s after it starts, on a fast
+# client (at 0.05 a whole rsync took ~1 s).
 scale="${DFS_TREE_SCALE:-0.1}"
 
 start_cluster --mds 3
@@ -14,17 +14,21 @@ step "generating a tree (scale $scale)"
 gen_tree "$work/src" "$scale"
 total="$(find "$work/src" | wc -l)"
 
-# rsync_with_leader_kill DEST: rsync SRC to DEST on dfs and SIGKILL the MDS leader once
-# about a quarter of the tree is there. Prints the killed daemon's name.
+# rsync_with_leader_kill DEST: rsync SRC to DEST on dfs and SIGKILL the MDS leader 1.5 s
+# after the copy's top directory appears. (It used to wait until a `find` of the copy
+# counted a quarter of the tree, but a walk of the mount competes with the copy it
+# watches: with write-behind, one walk outlasted the whole rsync.) Prints the killed
+# daemon's name.
 rsync_with_leader_kill() {
   local dest="$1" log="$work/rsync-$(basename "$1").log"
   rsync -aHAX --numeric-ids "$work/src/" "$dest/" >"$log" 2>&1 &
   local rsync_pid=$!
   for _ in $(seq 1 600); do
-    [ "$(find "$dest" 2>/dev/null | wc -l)" -ge $((total / 4)) ] && break
+    [ -d "$dest" ] && break
     kill -0 "$rsync_pid" 2>/dev/null || break
     sleep 0.1
   done
+  sleep 1.5
   kill -0 "$rsync_pid" 2>/dev/null || { cat "$log"; fail "rsync ended before the kill"; }
   local out
   out="$("$repo/tools/dfs-dev" kill mds-leader --dir "$cluster")" || fail "kill mds-leader: $out"
