@@ -18,11 +18,7 @@ src="$work/src"
 python3 "$repo/../shared/bench/gen_tree.py" "$src" --scale 0.25 --seed 1 --quiet
 
 remount() {
-  umount "$mnt"
-  for _ in $(seq 100); do
-    pgrep -f "mount.dfs .* $mnt( |\$)" >/dev/null || break
-    sleep 0.2
-  done
+  unmount_client
   "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
 }
 for round in 1 2 3; do

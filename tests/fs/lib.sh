@@ -47,6 +47,14 @@ dump_logs() {
   done
 }
 
+unmount_client() {  # unmounts $mnt (if mounted) and waits for its client to exit
+  if mountpoint -q "$mnt"; then umount "$mnt"; fi
+  for _ in $(seq 100); do  # the client logs as it exits, after umount returns
+    pgrep -f "mount.dfs .* $mnt( |\$)" >/dev/null || break
+    sleep 0.2
+  done
+}
+
 cleanup() {  # cleanup [EXIT_STATUS]: as an EXIT trap, the script's own status
   local rc=${1:-$?}
   [ $rc -ne 0 ] && [ $rc -ne 77 ] && dump_logs

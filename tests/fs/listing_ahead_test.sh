@@ -18,11 +18,7 @@ done
 rsync -aHAX --numeric-ids "$work/src/" "$mnt/t/"
 
 remount() {
-  umount "$mnt"
-  for _ in $(seq 100); do  # the client logs as it exits, after umount returns
-    pgrep -f "mount.dfs .* $mnt( |\$)" >/dev/null || break
-    sleep 0.2
-  done
+  unmount_client
   "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
 }
 step "remount; a cold walk compares the tree"

@@ -16,11 +16,7 @@ timeout_s=4
 start_cluster --mds 1
 mount_opts="name=admin,conf=$cluster/dfs.conf,log_file=$cluster/log/client.log,op_timeout=$timeout_s"
 remount() {
-  if mountpoint -q "$mnt"; then umount "$mnt"; fi
-  for _ in $(seq 100); do  # the client logs as it exits, after umount returns
-    pgrep -f "mount.dfs .* $mnt( |\$)" >/dev/null || break
-    sleep 0.2
-  done
+  unmount_client
   "$build/client-fuse/mount.dfs" "127.0.0.1:$port:/" "$mnt" -o "$mount_opts" ||
     fail "mount.dfs failed"
 }
