@@ -14,6 +14,7 @@
 #include "common/raft/members_config.h"
 #include "mds/ops/layout_xattr.h"
 #include "mds/service/mds_service.h"
+#include "common/daemon/allocator_tuning.h"
 
 namespace {
 
@@ -79,6 +80,7 @@ std::unique_ptr<dfs::client::ObjectClient> connect_cluster(std::vector<std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
+  dfs::tune_allocator(argv);  // may re-exec: first, before any thread starts
   CLI::App app{"dfs-mds: the dfs metadata server"};
   dfs::DaemonFlags flags;
   std::string name;

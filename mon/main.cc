@@ -9,8 +9,10 @@
 #include "common/daemon/run_until_signal.h"
 #include "mon/service/monitor.h"
 #include "common/raft/members_config.h"
+#include "common/daemon/allocator_tuning.h"
 
 int main(int argc, char** argv) {
+  dfs::tune_allocator(argv);  // may re-exec: first, before any thread starts
   CLI::App app{"dfs-mon: the dfs cluster monitor (serves the cluster map)"};
   dfs::DaemonFlags flags;
   std::string id = "a";

@@ -8,6 +8,7 @@
 #include "common/daemon/run_until_signal.h"
 #include "osd/prepare/loop_file.h"
 #include "osd/service/osd_service.h"
+#include "common/daemon/allocator_tuning.h"
 
 namespace {
 
@@ -20,6 +21,7 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dfs::tune_allocator(argv);  // may re-exec: first, before any thread starts
   CLI::App app{"dfs-osd: the dfs object storage daemon (one per data device)"};
   dfs::DaemonFlags flags;
   int id = -1;

@@ -20,6 +20,7 @@
 #include "client-fuse/libdfs/file_client.h"
 #include "client-fuse/vfs/vfs.h"
 #include "common/config/config.h"
+#include "common/daemon/allocator_tuning.h"
 #include "common/log/log.h"
 
 namespace dfs::mount {
@@ -300,6 +301,7 @@ int run_mount(const MountOptions& options, const char* program) {
     log.file = "/dev/null";
     ignore_error(init_logging(log), "no log is better than no mount");
   }
+  spdlog::info("{}", allocator_tuning_summary());
   Reporter reporter(fds[1], program);
   return serve(options, reporter);
 }

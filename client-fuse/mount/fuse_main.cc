@@ -6,8 +6,10 @@
 #include <cstdio>
 
 #include "client-fuse/mount/daemon.h"
+#include "common/daemon/allocator_tuning.h"
 
 int main(int argc, char** argv) {
+  dfs::tune_allocator(argv);  // may re-exec: first, before any thread starts
   CLI::App app{"dfs-fuse: mount a dfs file system"};
   std::string mountpoint;
   std::string source = ":/";

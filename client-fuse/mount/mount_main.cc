@@ -5,8 +5,10 @@
 #include <cstdio>
 
 #include "client-fuse/mount/daemon.h"
+#include "common/daemon/allocator_tuning.h"
 
 int main(int argc, char** argv) {
+  dfs::tune_allocator(argv);  // may re-exec: first, before any thread starts
   std::vector<std::string> args(argv + 1, argv + argc);
   auto options = dfs::mount::parse_mount_args(args);
   if (!options) {

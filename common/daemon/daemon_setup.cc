@@ -1,10 +1,12 @@
 #include "common/daemon/daemon_setup.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 
+#include "common/daemon/allocator_tuning.h"
 #include "common/log/log.h"
 
 namespace dfs {
@@ -78,6 +80,7 @@ std::optional<DaemonSetup> set_up_daemon(DaemonType type, const std::string& id,
       flags.log_file.empty() ? config->get_or(section, "log_file", "") : flags.log_file;
   auto logged = init_logging({section, log_file, config->get_or(section, "log_level", "info")});
   if (!logged) return fail(logged.error().to_string());
+  spdlog::info("{}", allocator_tuning_summary());
   return DaemonSetup{section, std::move(*config), std::move(data)};
 }
 

@@ -1,0 +1,73 @@
+#include "common/daemon/allocator_tuning.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace dfs {
+
+const char* const kAllocatorTunables =
+    "glibc.malloc.arena_max=1:"
+    "glibc.malloc.mmap_threshold=33554432:"
+    "glibc.malloc.trim_threshold=268435456:"
+    "glibc.malloc.top_pad=67108864:"
+    "glibc.malloc.hugetlb=1";
+
+namespace {
+
+bool sanitized_build() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool tuning_disabled() {
+  const char* setting = std::getenv("DFS_ALLOCATOR_TUNING");
+  return setting != nullptr && std::strcmp(setting, "0") == 0;
+}
+
+bool malloc_tunables_set() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunables != nullptr && std::strstr(tunables, "glibc.malloc.") != nullptr;
+}
+
+}  // namespace
+
+void tune_allocator(char** argv) {
+  if (sanitized_build() || tuning_disabled() || malloc_tunables_set()) return;
+  const char* theirs = std::getenv("GLIBC_TUNABLES");
+  const std::string before = theirs != nullptr ? theirs : "";
+  const std::string tunables = before.empty() ? kAllocatorTunables
+                                              : before + ":" + kAllocatorTunables;
+  // The program's own path rather than /proc/self/exe, which would rename the process
+  // "exe" for ps, top and killall.
+  char path[4096];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof(path) - 1) return;
+  path[n] = '\0';
+  if (::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
+  ::execv(path, argv);
+  // The exec failed (no /proc, say): go on with glibc's defaults, and put the variable
+  // back so that the summary does not claim a tuning this process does not have.
+  if (theirs != nullptr) {
+    ::setenv("GLIBC_TUNABLES", before.c_str(), 1);
+  } else {
+    ::unsetenv("GLIBC_TUNABLES");
+  }
+}
+
+const char* allocator_tuning_summary() {
+  if (sanitized_build()) return "malloc: the sanitizer's allocator";
+  if (const char* tunables = std::getenv("GLIBC_TUNABLES"); tunables && *tunables) {
+    static const std::string line = std::string("malloc tunables: ") + tunables;
+    return line.c_str();
+  }
+  return tuning_disabled() ? "malloc: glibc defaults (DFS_ALLOCATOR_TUNING=0)"
+                           : "malloc: glibc defaults";
+}
+
+}  // namespace dfs
