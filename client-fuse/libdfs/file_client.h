@@ -437,6 +437,11 @@ class FileClient {
   // A read-only open in exclusive mode of an inline file whose data we hold (a held
   // state, or a listing's): answered here, nothing for the MDS to count.
   std::optional<OpenFile> open_locally(const Creds& creds, Ino ino, int flags);
+  // The same for an object file whose whole data was fetched ahead (data_ahead.h).
+  awaitable<std::optional<OpenFile>> open_from_data_ahead(const Creds& creds, Ino ino, int flags);
+  // A state opened from data fetched ahead is about to lose that data (a truncate):
+  // the MDS counts its open from now on, as if it had been opened there.
+  awaitable<Status> unpin_data(const std::shared_ptr<FileState>& st, const Creds& creds);
   uint64_t behind_bytes_ = 0;      // write-behind bytes not yet on the OSDs
   uint64_t behind_writes_ = 0;     // writes acknowledged early, for the unmount log
   uint64_t behind_failures_ = 0;   // ... of which failed afterwards

@@ -76,11 +76,24 @@ awaitable<Result<std::string>> FileClient::read_objects(std::shared_ptr<FileStat
   co_return out;
 }
 
+namespace {
+
+// A piece that holds `offset` is prefetched or in flight already (a whole file's data
+// fetched ahead is one piece bigger than the prefetch pieces).
+bool covered_by_readahead(const FileState& st, uint64_t offset) {
+  auto it = st.readahead.upper_bound(offset);
+  if (it == st.readahead.begin()) return false;
+  --it;
+  return it->first + it->second->length > offset;
+}
+
+}  // namespace
+
 void FileClient::prefetch(std::shared_ptr<FileState> st, uint64_t from, uint64_t window) {
   uint64_t piece = std::min<uint64_t>(st->layout.object_size, kMaxPrefetchPiece);
   uint64_t end = std::min(st->size, from + window);
   for (uint64_t off = from / piece * piece; off < end; off += piece) {
-    if (st->readahead.count(off)) continue;
+    if (covered_by_readahead(*st, off)) continue;
     auto p = std::make_shared<Prefetch>();
     p->offset = off;
     p->length = std::min(piece, st->size - off);
@@ -103,8 +116,8 @@ awaitable<Result<std::string>> FileClient::read_with_readahead(std::shared_ptr<H
   if (offset == 0 && st->readahead.empty() && data_ahead_.enabled()) take_data_ahead(*st);
   h->sequential = offset == h->next_read ? h->sequential + 1 : 0;
   h->next_read = offset + length;
-  // Pieces wholly behind a sequential reader are done with.
-  while (!st->readahead.empty()) {
+  // Pieces wholly behind a sequential reader are done with (not pinned data).
+  while (!st->data_pinned && !st->readahead.empty()) {
     auto first = st->readahead.begin();
     if (first->first + first->second->length > offset) break;
     st->readahead.erase(first);
@@ -377,6 +390,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     DFS_CO_AWAIT_CHECK(flush_locked(st));
     co_await st->io.lock();
     io_guard.emplace(st->io);
+    DFS_CO_AWAIT_CHECK(unpin_data(st, creds));
     st->readahead.clear();
     st->missing_objects.clear();
   }

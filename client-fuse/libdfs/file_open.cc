@@ -90,6 +90,7 @@ OpenFile FileClient::open_handle(const Creds& creds, proto::Inode inode, int fla
     } else if (counted) {
       h->state->mds_open = true;
       h->state->opener = creds;
+      h->state->data_pinned = false;  // the MDS keeps the file now
     }
   } else {
     h->mds_open = counted;
@@ -106,6 +107,10 @@ OpenFile FileClient::open_handle(const Creds& creds, proto::Inode inode, int fla
 // know the inode exactly, the data came with the directory listing (or is held), and
 // what we read is in memory, so an unlink (which only this client can make) takes
 // nothing from the reader. A cold rsync of a tree saved an MDS round trip per file.
+// The same holds for an object file whose whole data was fetched ahead: the state
+// keeps that data (data_pinned) until its last handle closes, and its reads are served
+// from it. A truncate, which would drop the data, first has the MDS count the open
+// (unpin_data); a write needs a writable handle, whose open the MDS counts anyway.
 void FileClient::remember_listed_data(proto::Inode& inode) {
   // Room for the inline files of many directories listed ahead of being read (rsync
   // and tar list a whole subtree first); whatever is not opened in time goes first.
@@ -163,8 +168,47 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
   return opened;
 }
 
+awaitable<std::optional<OpenFile>> FileClient::open_from_data_ahead(const Creds& creds, Ino ino,
+                                                                    int flags) {
+  if (!options_.exclusive || !data_ahead_.enabled() || held(ino)) co_return std::nullopt;
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) co_return std::nullopt;
+  const Known* k = known(ino);
+  if (!k || !k->exact || !S_ISREG(k->inode.mode()) || k->inode.inline_()) co_return std::nullopt;
+  const uint64_t version = k->inode.version();
+  auto piece = data_ahead_.take(ino, version);
+  if (!piece) co_return std::nullopt;
+  start_data_ahead();  // its slot and credits are free again
+  co_await piece->done.wait();
+  // Anything may have happened meanwhile: only the same file, still unopened, is opened
+  // from this data; otherwise the MDS opens it (the data is dropped).
+  k = known(ino);
+  if (!piece->data || held(ino) || !k || k->inode.version() != version) co_return std::nullopt;
+  OpenFile file = open_handle(creds, k->inode, flags, false);
+  auto st = held(ino);
+  st->readahead[0] = std::move(piece);
+  st->data_pinned = true;
+  co_return file;
+}
+
+awaitable<Status> FileClient::unpin_data(const std::shared_ptr<FileState>& st,
+                                         const Creds& creds) {
+  if (!st->data_pinned) co_return ok_status();
+  if (!st->mds_open && st->handles > 0) {
+    proto::OpenRequest request;
+    request.set_ino(st->ino);
+    request.set_flags(O_RDONLY);
+    auto opened = co_await mds_inode(rpc::kMdsOpen, std::move(request), creds, true);
+    if (!opened) co_return unexpected(std::move(opened).error());
+    st->mds_open = true;
+    st->opener = creds;
+  }
+  st->data_pinned = false;
+  co_return ok_status();
+}
+
 awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   if (auto local = open_locally(creds, ino, flags)) co_return std::move(*local);
+  if (auto ahead = co_await open_from_data_ahead(creds, ino, flags)) co_return std::move(*ahead);
   if (auto st = held(ino); st && st->mds_open) {
     // Open or lingering here already: the MDS counts it, the state knows it.
     const Known* k = known(ino);
@@ -263,10 +307,12 @@ awaitable<Status> FileClient::release(Fh fh) {
   if (--st->handles > 0) co_return ok_status();
   Status flushed = co_await flush_state(st);
   st->linger_until = Clock::now() + options_.linger;
-  // A file that lost its last name goes at once, so its space is freed now.
+  // A file that lost its last name goes at once, so its space is freed now; so does
+  // data held for handles opened from it (no MDS open to keep for a reopen).
   const Known* k = known(st->ino);
   bool unlinked = k && k->inode.nlink() == 0;
-  if (options_.linger.count() == 0 || !options_.exclusive || stopping_ || unlinked) {
+  if (options_.linger.count() == 0 || !options_.exclusive || stopping_ || unlinked ||
+      (st->data_pinned && !st->mds_open)) {
     co_await drop_state(st);
   }
   co_return flushed;

@@ -81,6 +81,10 @@ struct FileState {
 
   // Prefetched pieces by file offset; dropped on every write and truncate.
   std::map<uint64_t, std::shared_ptr<Prefetch>> readahead;
+  // Opened without an MDS open, from the whole file's data fetched ahead, which
+  // readahead[0] holds while the state lives: its reads never reach the OSDs, so an
+  // unlink takes nothing from them (file_open.cc, "Opens answered locally").
+  bool data_pinned = false;
 
   bool dirty() const { return commit_dirty || inline_data.dirty(); }
 };
