@@ -51,7 +51,7 @@ struct FileClientOptions {
   uint32_t readdir_inline_max = 64u << 10;
   // In exclusive mode, once a directory is listed, the first batch of each of its
   // subdirectories is listed ahead of the kernel asking, this many at a time (0: off).
-  uint32_t prefetch_listings = 4;
+  uint32_t prefetch_listings = 16;
   // In exclusive mode, object writes from the kernel's page cache are acknowledged
   // once they are on their way to the OSDs, up to this many bytes in flight; fsync,
   // reads of the file and unmount wait for them (write_behind.cc). 0: every write

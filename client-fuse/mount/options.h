@@ -55,7 +55,7 @@ struct MountOptions {
   uint32_t listing_data_bytes = 64u << 10;
   // prefetch_listings=N: subdirectories' listings fetched ahead of a tree walk, N at a
   // time (exclusive mode; 0: off). See client-fuse/libdfs/listing_prefetch.h.
-  uint32_t prefetch_listings = 4;
+  uint32_t prefetch_listings = 16;
   // write_behind_mb=MB: page-cache object writes acknowledged before the OSDs have
   // them, up to this much in flight (exclusive mode; 0: off). See
   // client-fuse/libdfs/write_behind.cc.

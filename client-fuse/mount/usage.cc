@@ -37,7 +37,7 @@ options (-o, comma-separated):
                         to this size, so reading them costs no metadata request
                         (64; 0: off; exclusive mode only)
   prefetch_listings=N   once a directory is listed, list its subdirectories ahead of
-                        the walk (rsync, tar, find), N at a time (4; 0: off;
+                        the walk (rsync, tar, find), N at a time (16; 0: off;
                         exclusive mode only)
   write_behind_mb=MB    a written file's data is acknowledged once it is on its way to
                         the OSDs, up to this much at a time; fsync, reads and unmount

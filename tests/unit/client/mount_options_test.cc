@@ -110,7 +110,7 @@ TEST_CASE("client/mount_options: option lists") {
           "option listing_data_kb must be 0..1024");
   }
   SUBCASE("four listings are fetched ahead at a time by default; 0 turns it off") {
-    CHECK(o.prefetch_listings == 4u);
+    CHECK(o.prefetch_listings == 16u);
     CHECK(apply_option_list(o, "prefetch_listings=0"));
     CHECK(o.prefetch_listings == 0u);
     CHECK(error_of(apply_option_list(o, "prefetch_listings=65")) ==
