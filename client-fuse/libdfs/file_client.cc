@@ -83,7 +83,7 @@ void FileClient::overlay(proto::Inode& inode) const {
     inode.set_blocks(inode.blocks() + (st.size - inode.size() + 511) / 512);
   }
   inode.set_size(st.size);
-  if (st.dirty() || st.object_writes_running > 0) {
+  if (st.has_unrecorded_writes()) {
     *inode.mutable_mtime() = st.mtime;
     *inode.mutable_ctime() = st.mtime;
   }
@@ -163,8 +163,7 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
       st->mtime = (args.valid & kSetMtimeNow) ? now_timespec() : args.mtime;
     }
   }
-  if (st && times_only &&
-      (st->commit_dirty || st->inline_data.dirty() || st->object_writes_running > 0)) {
+  if (st && times_only && st->has_unrecorded_writes()) {
     // The mtime rides on the WriteInline or CommitWrite that pushes the buffered
     // writes (which sets ctime): one round trip.
     st->mtime = args.mtime;

@@ -319,8 +319,8 @@ awaitable<Status> FileClient::release(Fh fh) {
 }
 
 awaitable<void> FileClient::drop_state(std::shared_ptr<FileState> st) {
-  if (st->handles > 0 || st->dirty() || st->deferred_pushes > 0 || st->flush_mu.locked() ||
-      st->object_writes_running > 0) {
+  if (st->handles > 0 || st->has_unrecorded_writes() || st->deferred_pushes > 0 ||
+      st->flush_mu.locked()) {
     co_return;
   }
   auto it = states_.find(st->ino);

@@ -87,6 +87,8 @@ struct FileState {
   bool data_pinned = false;
 
   bool dirty() const { return commit_dirty || inline_data.dirty(); }
+  // Writes the MDS has not recorded yet: buffered, or still on their way to the OSDs.
+  bool has_unrecorded_writes() const { return dirty() || object_writes_running > 0; }
 };
 
 struct Handle {
