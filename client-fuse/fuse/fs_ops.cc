@@ -70,6 +70,9 @@ void on_destroy(void* userdata) {
   auto* ctx = static_cast<FuseContext*>(userdata);
   spdlog::info("getxattr(security.capability) requests from the kernel: {}",
                ctx->capability_getxattrs.load());
+  spdlog::info("files placed in the page cache at open: {} ({} bytes), refused by the kernel: {}",
+               ctx->prefilled_files.load(), ctx->prefilled_bytes.load(),
+               ctx->prefill_failures.load());
   std::string ops = op_stats_summary();
   if (!ops.empty()) spdlog::info("FUSE requests answered (service time in this client):\n{}", ops);
   auto& client = ctx->vfs->client();

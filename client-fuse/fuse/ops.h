@@ -24,17 +24,25 @@ struct FuseOptions {
   uint32_t max_write = 1u << 20;
   uint32_t max_readahead = 8u << 20;
   uint32_t max_background = 64;
+  // Files up to this size whose data the client holds at a read-only open go into the
+  // page cache (file_ops.cc, fill_page_cache); 0: none.
+  uint64_t prefill_max_bytes = 4u << 20;
 };
 
 // What every handler reaches through fuse_req_userdata().
 struct FuseContext {
   vfs::Vfs* vfs = nullptr;
+  fuse_session* session = nullptr;  // for notifications to the kernel
   FuseOptions options;
   // Called once from init(), when the kernel's INIT was answered: the mount is live.
   std::function<void()> on_init;
   // getxattr("security.capability") requests from the kernel (its check before every
   // write; see killpriv in fs_ops.cc), logged at unmount for tools/bench/fsbench.
   std::atomic<uint64_t> capability_getxattrs{0};
+  // Files placed in the page cache at open (file_ops.cc), and stores the kernel refused.
+  std::atomic<uint64_t> prefilled_files{0};
+  std::atomic<uint64_t> prefilled_bytes{0};
+  std::atomic<uint64_t> prefill_failures{0};
 };
 
 inline FuseContext& context(fuse_req_t req) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -168,6 +169,13 @@ class FileClient {
   // --- file data ---
   // Opens a regular file (O_TRUNC is the caller's business: setattr size 0).
   awaitable<Result<OpenFile>> open(Creds creds, Ino ino, int flags);
+  // The whole data of a file that open() answered from data this client held already
+  // (file_open.cc, "Opens answered locally"), for the FUSE layer to place in the
+  // kernel's page cache before it answers the open. Given once per handle, and only
+  // while that handle is the file's only one and nothing written is pending: no other
+  // handle means no dirty page in the kernel for this data to overwrite. The view is
+  // valid until the I/O thread runs anything else; nullopt otherwise.
+  std::optional<std::string_view> data_for_page_cache(Fh fh);
   // Creates (or with !O_EXCL opens an existing) regular file and opens it.
   awaitable<Result<OpenFile>> create(Creds creds, Ino parent, std::string name, uint32_t mode,
                                      int flags);

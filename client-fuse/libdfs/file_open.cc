@@ -163,6 +163,7 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
     inode.set_inline_data(std::move(listed->second.data));
     opened = open_handle(creds, std::move(inode), flags, false);
     opened->inode.clear_inline_data();
+    handles_[opened->fh]->offer_to_page_cache = true;
   }
   drop_listed_data(ino);
   return opened;
@@ -187,7 +188,29 @@ awaitable<std::optional<OpenFile>> FileClient::open_from_data_ahead(const Creds&
   auto st = held(ino);
   st->readahead[0] = std::move(piece);
   st->data_pinned = true;
+  handles_[file.fh]->offer_to_page_cache = true;
   co_return file;
+}
+
+std::optional<std::string_view> FileClient::data_for_page_cache(Fh fh) {
+  auto it = handles_.find(fh);
+  if (it == handles_.end() || !it->second->offer_to_page_cache) return std::nullopt;
+  Handle& h = *it->second;
+  h.offer_to_page_cache = false;
+  const FileState* st = h.state.get();
+  if (!st || st->handles != 1 || st->has_unrecorded_writes() || st->size == 0) {
+    return std::nullopt;
+  }
+  if (st->is_inline) {
+    if (st->inline_data.size() != st->size) return std::nullopt;
+    return std::string_view(st->inline_data.data());
+  }
+  auto piece = st->readahead.find(0);
+  if (!st->data_pinned || piece == st->readahead.end() || !piece->second->data ||
+      piece->second->data->size() != st->size) {
+    return std::nullopt;
+  }
+  return std::string_view(*piece->second->data);
 }
 
 awaitable<Status> FileClient::unpin_data(const std::shared_ptr<FileState>& st,

@@ -99,6 +99,7 @@ struct Handle {
   bool mds_open = false;             // other files: this handle holds its own MDS open
   uint64_t next_read = 0;            // where a sequential reader reads next
   uint32_t sequential = 0;           // consecutive sequential reads
+  bool offer_to_page_cache = false;  // opened from held data (data_for_page_cache)
 };
 
 // The current time as a protobuf Timespec (mtime of buffered writes).

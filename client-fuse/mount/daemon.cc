@@ -169,6 +169,7 @@ int serve(const MountOptions& o, Reporter& reporter) {
   ctx.options.posix_acl = o.posix_acl;
   ctx.options.splice = o.splice;
   ctx.options.handle_killpriv = o.handle_killpriv;
+  ctx.options.prefill_max_bytes = o.prefill_bytes;
   ctx.on_init = [&reporter] { reporter.ok(); };
 
   std::vector<std::string> args = {"dfs-fuse"};
@@ -191,6 +192,7 @@ int serve(const MountOptions& o, Reporter& reporter) {
     reporter.fail("libfuse rejected the mount options " + args.back() + fuse_error_suffix());
     return 1;
   }
+  ctx.session = se;
   int rc = 1;
   // A reply to a kernel that went away must not kill us (signals that end the mount
   // are the channel's: see channel.h).

@@ -156,6 +156,10 @@ Status apply_option(MountOptions& o, const std::string& key,
     uint64_t kb = DFS_TRY(parse_uint(key, DFS_TRY(need())));
     if (kb > 1024) return bad("option listing_data_kb must be 0..1024");
     o.listing_data_bytes = static_cast<uint32_t>(kb * 1024);
+  } else if (key == "prefill_kb") {
+    uint64_t kb = DFS_TRY(parse_uint(key, DFS_TRY(need())));
+    if (kb > (1u << 20)) return bad("option prefill_kb must be 0..1048576");
+    o.prefill_bytes = kb * 1024;
   } else if (key == "prefetch_listings") {
     uint64_t n = DFS_TRY(parse_uint(key, DFS_TRY(need())));
     if (n > 64) return bad("option prefetch_listings must be 0..64");

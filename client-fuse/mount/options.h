@@ -56,6 +56,10 @@ struct MountOptions {
   // prefetch_listings=N: subdirectories' listings fetched ahead of a tree walk, N at a
   // time (exclusive mode; 0: off). See client-fuse/libdfs/listing_prefetch.h.
   uint32_t prefetch_listings = 16;
+  // prefill_kb=KB: a read-only open of a file of at most this size whose whole data
+  // the client holds puts it in the page cache (exclusive mode; 0: off). See
+  // client-fuse/fuse/file_ops.cc, fill_page_cache.
+  uint64_t prefill_bytes = 4096u << 10;
   // write_behind_mb=MB: page-cache object writes acknowledged before the OSDs have
   // them, up to this much in flight (exclusive mode; 0: off). See
   // client-fuse/libdfs/write_behind.cc.

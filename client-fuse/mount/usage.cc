@@ -45,6 +45,10 @@ options (-o, comma-separated):
   data_ahead_mb=MB      once a directory is listed, read its files' data ahead of a
                         walk that reads them (rsync, tar, cp -a), up to this much
                         held (32; 0: off; exclusive mode only)
+  prefill_kb=KB         a file of at most this size opened for reading, whose whole
+                        data the client holds already (listed with it, or fetched
+                        ahead), is placed in the page cache at open, so reading it
+                        costs no request (4096; 0: off; exclusive mode only)
   poll_us=US            after a request, keep polling for the next one this long before
                         sleeping: spares a wake-up per request under load (50 with more
                         than one CPU, else 0: off)

@@ -69,7 +69,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(apply_option_list(o,
                             "name=lxc,ro,fs=main,entry_timeout=2.5,attr_timeout=0,"
                             "negative_timeout=0,op_timeout=15,mount_timeout=5,noacl,"
-                            "nowriteback,nosplice,readahead_kb=1024,poll_us=0,listing_data_kb=16,"
+                            "nowriteback,nosplice,prefill_kb=16,readahead_kb=1024,poll_us=0,listing_data_kb=16,"
                             "log_level=debug"));
     CHECK(o.name == "lxc");
     CHECK(o.read_only);
@@ -82,6 +82,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(!o.posix_acl);
     CHECK(!o.writeback_cache);
     CHECK(!o.splice);
+    CHECK(o.prefill_bytes == 16u << 10);
     CHECK(o.readahead_bytes == 1u << 20);
     CHECK(o.busy_poll_us == 0u);
     CHECK(o.listing_data_bytes == 16u << 10);
@@ -160,7 +161,7 @@ TEST_CASE("client/mount_options: option lists") {
     for (const char* key :
          {"name=", "secretfile=", "conf=", "fs=", "ro ", "cache=", "entry_timeout=",
           "attr_timeout=", "negative_timeout=", "op_timeout=", "mount_timeout=", "readahead_kb=",
-          "poll_us=", "nowriteback", "noacl", "nosplice", "nokillpriv", "debug", "log_file=", "log_level="}) {
+          "poll_us=", "nowriteback", "noacl", "nosplice", "prefill_kb=", "nokillpriv", "debug", "log_file=", "log_level="}) {
       CHECK_MESSAGE(text.find(key) != std::string::npos, key);
     }
   }
