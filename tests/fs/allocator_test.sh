@@ -37,17 +37,13 @@ trap 'rc=$?; if mountpoint -q "$second"; then umount -l "$second" || true; fi
 mount_second() {  # mount_second LOG_FILE: the file system once more at $second
   "$build/client-fuse/mount.dfs" "$mons:/" "$second" -o "name=admin,conf=$conf,log_file=$1"
 }
-unmount_second() {
-  umount "$second"
-  for _ in $(seq 100); do pgrep -f "mount.dfs .* $second( |\$)" >/dev/null || break; sleep 0.2; done
-}
 
 step "an operator's own GLIBC_TUNABLES entry is kept, ours added after it"
 GLIBC_TUNABLES=glibc.rtld.nns=4 mount_second "$work/kept.log"
 echo kept >"$second/kept" && [ "$(cat "$second/kept")" = kept ] || fail "the second mount does not work"
 grep -q "malloc tunables: glibc.rtld.nns=4:glibc.malloc.arena_max=1" "$work/kept.log" ||
   { grep malloc "$work/kept.log"; fail "the operator's tunable was not kept first"; }
-unmount_second
+unmount_client "$second"
 
 step "DFS_ALLOCATOR_TUNING=0: glibc's defaults"
 DFS_ALLOCATOR_TUNING=0 mount_second "$work/off.log"
@@ -56,5 +52,5 @@ pid="$(pgrep -f "mount.dfs .* $second( |\$)" | head -1)"
   fail "DFS_ALLOCATOR_TUNING=0 still set GLIBC_TUNABLES"
 grep -q "malloc: glibc defaults (DFS_ALLOCATOR_TUNING=0)" "$work/off.log" ||
   fail "the untuned client does not say so in its log"
-unmount_second
+unmount_client "$second"
 echo "PASS"

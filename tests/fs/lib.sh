@@ -47,10 +47,13 @@ dump_logs() {
   done
 }
 
-unmount_client() {  # unmounts $mnt (if mounted) and waits for its client to exit
-  if mountpoint -q "$mnt"; then umount "$mnt"; fi
-  for _ in $(seq 100); do  # the client logs as it exits, after umount returns
-    pgrep -f "mount.dfs .* $mnt( |\$)" >/dev/null || break
+# unmount_client [MOUNTPOINT]: unmounts MOUNTPOINT ($mnt by default) if mounted, and
+# waits for its client to exit (the client logs as it exits, after umount returns).
+unmount_client() {
+  local m="${1:-$mnt}"
+  if mountpoint -q "$m"; then umount "$m"; fi
+  for _ in $(seq 100); do
+    pgrep -f "mount.dfs .* $m( |\$)" >/dev/null || break
     sleep 0.2
   done
 }
