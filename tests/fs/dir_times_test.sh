@@ -17,14 +17,10 @@ step "the lxc-shaped tree at scale 0.25 (the benchmark's, where the bug showed)"
 src="$work/src"
 python3 "$repo/../shared/bench/gen_tree.py" "$src" --scale 0.25 --seed 1 --quiet
 
-remount() {
-  unmount_client
-  "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
-}
 for round in 1 2 3; do
   step "round $round: rsync onto dfs, remount, compare"
   rsync -aHAX --numeric-ids "$src/" "$mnt/t$round/"
-  remount
+  remount_client
   diff="$(rsync -aHAXn --numeric-ids --itemize-changes "$src/" "$mnt/t$round/" | head -20)"
   [ -z "$diff" ] || { echo "$diff"; fail "round $round: the copy on dfs differs from the source after a remount"; }
 done

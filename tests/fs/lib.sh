@@ -58,6 +58,14 @@ unmount_client() {
   done
 }
 
+# remount_client [MOUNT OPTIONS]: unmounts $mnt and mounts it again (with more mount.dfs
+# -o options), so that the client starts cold and the old one has logged its figures.
+remount_client() {
+  unmount_client
+  "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" ${1:+--options "$1"} \
+    >/dev/null || fail "remount failed"
+}
+
 cleanup() {  # cleanup [EXIT_STATUS]: as an EXIT trap, the script's own status
   local rc=${1:-$?}
   [ $rc -ne 0 ] && [ $rc -ne 77 ] && dump_logs

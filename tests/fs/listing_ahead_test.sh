@@ -17,12 +17,8 @@ for i in $(seq 1 8); do
 done
 rsync -aHAX --numeric-ids "$work/src/" "$mnt/t/"
 
-remount() {
-  unmount_client
-  "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
-}
 step "remount; a cold walk compares the tree"
-remount
+remount_client
 d="$(tree_diff "$work/src" "$mnt/t")"
 [ -z "$d" ] || { echo "$d" | head -40; fail "the walk over dfs differs from the source"; }
 
@@ -66,7 +62,7 @@ mv "$mnt/n/c/gone" "$mnt/n/b/here"
 [[ "$(ls "$mnt/n/b")" == here ]] || fail "a deferred rename's target is not listed"
 
 step "unmount: the client says how many listings it fetched ahead and used"
-remount
+remount_client
 line="$(grep -o 'directory listings fetched ahead: [0-9]*, of them used: [0-9]*' \
   "$cluster/log/client.log" | tail -1)"
 echo "${line:-no line}"
@@ -79,7 +75,7 @@ step "object files opened from their data fetched ahead outlive an unlink and a 
 # client itself must keep what the reader reads.
 mkdir -p "$mnt/o"
 for i in 1 2 3; do head -c 300000 /dev/urandom >"$work/o$i"; cp "$work/o$i" "$mnt/o/f$i"; done
-remount
+remount_client
 ls -l "$mnt/o" >/dev/null  # a listing: the files' data is fetched ahead
 sleep 0.5
 exec 5<"$mnt/o/f1" 6<"$mnt/o/f2" 7<"$mnt/o/f3"
@@ -91,7 +87,7 @@ cmp - <(head -c 1000 "$work/o2") <&6 || fail "a file truncated and unlinked whil
 cmp - "$work/o3" <&7 || fail "a file opened from data fetched ahead reads wrong"
 exec 5<&- 6<&- 7<&-
 [ "$(ls "$mnt/o")" = f3 ] || fail "after the unlinks the directory lists: $(ls "$mnt/o")"
-remount
+remount_client
 opens="$(grep -o 'MDS calls (method: count x mean latency): .*' "$cluster/log/client.log" |
   tail -1 | grep -o ' 314: [0-9]*' | cut -d' ' -f3)"
 echo "MDS opens: ${opens:-0} (the truncate's only)"

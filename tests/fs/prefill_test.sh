@@ -17,11 +17,6 @@ mkdir -p "$work/src"
 for s in $sizes; do head -c "$s" /dev/urandom >"$work/src/f$s"; done
 cp -a "$work/src" "$mnt/p"
 
-remount() {  # remount [MOUNT OPTIONS]
-  unmount_client
-  "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" ${1:+--options "$1"} \
-    >/dev/null || fail "remount failed"
-}
 # A listing (which brings inline data and starts the fetches ahead), then every file read
 # and compared.
 list_and_read_all() {
@@ -39,18 +34,18 @@ files_filled() {
 }
 
 step "remount; list, read every file: filled at open, no READ for them"
-remount
+remount_client
 list_and_read_all "filled at open"
-remount
+remount_client
 filled="$(files_filled)"
 with_fill="$(reads_answered)"
 echo "files filled: ${filled:-none}, READ requests: $with_fill"
 [ "${filled:-0}" -eq "$expect_filled" ] || fail "$expect_filled files should have been filled"
 
 step "the same with -o prefill_kb=0: each file's data is read through the client"
-remount prefill_kb=0
+remount_client prefill_kb=0
 list_and_read_all "prefill_kb=0"
-remount
+remount_client
 without_fill="$(reads_answered)"
 echo "READ requests with prefill_kb=0: $without_fill"
 [ "$(files_filled)" -eq 0 ] || fail "files were filled with prefill_kb=0"
@@ -71,7 +66,7 @@ exec 3<>"$mnt/p/f4096"
 printf 'DIRTY' >&3
 [ "$(head -c 5 "$mnt/p/f4096")" = DIRTY ] || fail "a reader does not see bytes written by an open writer"
 exec 3>&-
-remount
+remount_client
 [ "$(cat "$mnt/p/f100")" = "new small" ] || fail "f100 lost its new bytes over a remount"
 cmp "$mnt/p/f300000" "$work/src/f300000" || fail "f300000 differs after a remount"
 [ "$(head -c 5 "$mnt/p/f4096")" = DIRTY ] || fail "f4096 lost its written bytes over a remount"
