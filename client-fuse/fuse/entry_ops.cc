@@ -62,13 +62,21 @@ void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   args.atime = to_proto(attr->st_atim);
   args.mtime = to_proto(attr->st_mtim);
   args.ctime = to_proto(attr->st_ctim);
-  bool ownership = args.valid & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
+  // Supplementary groups cost libfuse two reads of /proc/PID/task/TID/status, and the
+  // MDS looks at them (in_group, mds/ops/setattr.cc) only for a caller other than root
+  // that sets a group other than its own, or a mode with setgid. rsync's two chmods a
+  // file paid them on every file.
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  bool other_group = (args.valid & FUSE_SET_ATTR_GID) && attr->st_gid != ctx->gid;
+  bool setgid_mode = (args.valid & FUSE_SET_ATTR_MODE) && (attr->st_mode & S_ISGID);
+  bool needs_groups = ctx->uid != 0 && (other_group || setgid_mode);
   spawn(req,
         [](FuseReply reply, Vfs* v, client::Creds c, uint64_t i,
            client::SetAttrArgs a) -> awaitable<void> {
           auto result = co_await v->setattr(std::move(c), i, std::move(a));
           reply_attr(reply, result);
-        }(FuseReply(req, "setattr"), &vfs_of(req), creds_of(req, ownership), ino, std::move(args)));
+        }(FuseReply(req, "setattr"), &vfs_of(req), creds_of(req, needs_groups), ino,
+                                       std::move(args)));
 }
 
 void on_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {

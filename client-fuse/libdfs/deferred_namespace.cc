@@ -290,13 +290,16 @@ bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest
 
 namespace dfs::client {
 
-// The callers (create, mknod, symlink; the deferred push) live in other files.
+// The callers (create, mknod, symlink; the deferred push; release) live in other files.
 template void FileClient::queue_deferred<proto::InodeReply>(
     uint32_t, proto::WriteInlineRequest, const Creds&, std::vector<Ino>, std::vector<Ino>,
     std::function<void(const proto::InodeReply&)>, std::function<void(const Error&)>);
 template void FileClient::queue_deferred<proto::InodeReply>(
     uint32_t, proto::CommitWriteRequest, const Creds&, std::vector<Ino>, std::vector<Ino>,
     std::function<void(const proto::InodeReply&)>, std::function<void(const Error&)>);
+template void FileClient::queue_deferred<proto::Empty>(
+    uint32_t, proto::ReleaseRequest, const Creds&, std::vector<Ino>, std::vector<Ino>,
+    std::function<void(const proto::Empty&)>, std::function<void(const Error&)>);
 template awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(
     const Creds&, uint32_t, proto::MknodRequest);
 template awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(
