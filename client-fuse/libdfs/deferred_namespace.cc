@@ -114,7 +114,7 @@ awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(const Cr
                                                                         Req request) {
   Ino parent = request.parent();
   std::string name = request.name();  // a copy: the request moves into the queue
-  if (!options_.exclusive || !options_.defer_namespace || !mds_delegates_inos_ || stopping_) {
+  if (!defers_changes() || !mds_delegates_inos_) {
     co_return std::nullopt;
   }
   if (!known_dir(parent) || dirs_.contains(parent, name) != false) co_return std::nullopt;
@@ -158,7 +158,7 @@ std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, I
                                                            Ino new_parent,
                                                            const std::string& new_name,
                                                            uint32_t flags) {
-  if (!options_.exclusive || !options_.defer_namespace || stopping_) return std::nullopt;
+  if (!defers_changes()) return std::nullopt;
   if ((flags & ~kRenameNoReplace) != 0 || (parent == new_parent && name == new_name)) {
     return std::nullopt;
   }
@@ -210,7 +210,7 @@ namespace dfs::client {
 
 std::optional<proto::Inode> FileClient::defer_unlink(const Creds& creds, Ino parent,
                                                      const std::string& name, bool directory) {
-  if (!options_.exclusive || !options_.defer_namespace || stopping_) return std::nullopt;
+  if (!defers_changes()) return std::nullopt;
   auto ino = dirs_.ino_of(parent, name);
   if (!known_dir(parent) || !ino) return std::nullopt;
   const Known* target = known(*ino);
@@ -255,7 +255,7 @@ std::optional<proto::Inode> FileClient::defer_unlink(const Creds& creds, Ino par
 }
 
 bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest& request) {
-  if (!options_.exclusive || !options_.defer_namespace || stopping_ || !creds.is_root()) {
+  if (!defers_changes() || !creds.is_root()) {
     return false;
   }
   const std::string& name = request.name();

@@ -60,7 +60,7 @@ std::optional<proto::Inode> predict_push(Req& request, const Creds& writer,
 }  // namespace
 
 const FileClient::Known* FileClient::push_deferrable(const FileState& st) const {
-  if (!options_.exclusive || !options_.defer_namespace || stopping_) return nullptr;
+  if (!defers_changes()) return nullptr;
   const Known* k = known(st.ino);
   return k && k->exact ? k : nullptr;
 }

@@ -329,6 +329,11 @@ class FileClient {
   // Moves the queued attribute changes into the ordered queue, so that a change made
   // after the op deferred next is not merged into a request that goes ahead of it.
   void seal_attr_changes();
+  // Whether changes may be answered now and queued for the MDS at all: exclusive mode
+  // with deferral on, and not unmounting (unmount sends what it does itself).
+  bool defers_changes() const {
+    return options_.exclusive && options_.defer_namespace && !stopping_;
+  }
   // A directory whose inode we know exactly.
   bool known_dir(Ino ino) const;
   // Makes a predicted inode what we know, also over a pending change's coming reply.

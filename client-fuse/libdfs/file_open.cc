@@ -302,7 +302,7 @@ awaitable<void> FileClient::send_release(Ino ino, Creds creds) {
   if (stopping_ && releases_unreachable_) co_return;
   proto::ReleaseRequest request;
   request.set_ino(ino);
-  if (options_.exclusive && options_.defer_namespace && !stopping_) {
+  if (defers_changes()) {
     // Nobody waits for a release (the kernel sends RELEASE without waiting) and the MDS
     // logs nothing for it, so it rides with the next batch of deferred changes instead
     // of a round trip of its own: under an rsync that was one MDS call per file. Later

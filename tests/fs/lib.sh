@@ -66,6 +66,9 @@ remount_client() {
     >/dev/null || fail "remount failed"
 }
 
+# dfs_cli ARGS...: the dfs command line against the test's cluster.
+dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 10 "$@"; }
+
 cleanup() {  # cleanup [EXIT_STATUS]: as an EXIT trap, the script's own status
   local rc=${1:-$?}
   [ $rc -ne 0 ] && [ $rc -ne 77 ] && dump_logs

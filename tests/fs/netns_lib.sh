@@ -12,7 +12,6 @@ fi
 ip netns del "$probe"
 
 dev() { "$repo/tools/dfs-dev" "$@" --dir "$cluster"; }
-dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 10 "$@"; }
 
 # The fstab line an operator writes (dfs bootstrap prints it), with this cluster's monitors.
 fstab_line() {

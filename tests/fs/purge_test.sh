@@ -13,18 +13,17 @@
 source "$(dirname "$0")/lib.sh"
 
 start_cluster --mds 1
-dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 10 "$@"; }
 size=$((9 * 1024 * 1024))  # three objects (4 MiB each), three copies of each
 head -c "$size" /dev/urandom >"$work/data"
 
-object_files() { dfs_cli df | awk '$1 ~ /^osd[.]/ { n += $6 } END { print n + 0 }'; }
+objects_on_osds() { dfs_cli df | awk '$1 ~ /^osd[.]/ { n += $6 } END { print n + 0 }'; }
 # wait_objects OP N WHAT: waits up to 30 s until the object count is OP (-eq, -gt) N.
 wait_objects() {
   for _ in $(seq 150); do
-    [ "$(object_files)" "$1" "$2" ] && return 0
+    [ "$(objects_on_osds)" "$1" "$2" ] && return 0
     sleep 0.2
   done
-  fail "$3: $(object_files) objects on the OSDs, expected $1 $2"
+  fail "$3: $(objects_on_osds) objects on the OSDs, expected $1 $2"
 }
 
 step "waiting for the MDS's reclaim grace to end"
@@ -33,7 +32,7 @@ for _ in $(seq 300); do
   sleep 0.2
 done
 grep -q "reclaim grace over" "$cluster"/log/mds.*.log || fail "the MDS never ended its reclaim grace"
-baseline="$(object_files)"
+baseline="$(objects_on_osds)"
 step "baseline: $baseline objects"
 
 step "written, closed, removed: its objects go"
@@ -49,7 +48,7 @@ wait_objects -gt "$baseline" "the held file's objects never appeared"
 exec 5<"$mnt/held"
 rm "$mnt/held"
 sleep 2
-[ "$(object_files)" -gt "$baseline" ] || fail "the objects of a file open elsewhere were purged"
+[ "$(objects_on_osds)" -gt "$baseline" ] || fail "the objects of a file open elsewhere were purged"
 cmp - "$work/data" <&5 || fail "the removed, still open file reads wrong"
 exec 5<&-
 wait_objects -eq "$baseline" "the objects of a removed file stayed after its last close"
@@ -62,5 +61,5 @@ wait_objects -eq "$baseline" "the rewritten file's objects stayed"
 
 step "after a remount nothing is left behind"
 remount_client
-[ "$(object_files)" -eq "$baseline" ] || fail "$(object_files) objects after the remount"
+[ "$(objects_on_osds)" -eq "$baseline" ] || fail "$(objects_on_osds) objects after the remount"
 echo "PASS"
