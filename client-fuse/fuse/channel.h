@@ -12,7 +12,7 @@
 // SIGINT, SIGTERM or SIGHUP (the session is marked exited; the caller unmounts).
 // Back-pressure: while the requests being worked on reach the in-flight limit
 // (reply.h), /dev/fuse is not read, which holds callers in the kernel's queue.
-// Handlers run on this thread and must not block (STYLE.md, FUSE rules).
+// Handlers run on this thread and must not block: every later request waits for them.
 // Busy polling: for `busy_poll` after each request the thread keeps looking at
 // /dev/fuse (between its other ready work) instead of sleeping in epoll. A caller's
 // next request usually follows within microseconds, and on a VM whose idle vCPUs halt,

@@ -40,10 +40,10 @@ void on_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 // before the open is answered lets those reads be served by the kernel; keep_cache
 // keeps the pages across the open. Measured in a cold rsync read-back at scale 0.25:
 // READs 9,835 -> 432, the kernel's time in OPEN and READ 990 -> 650 ms, the read-back
-// 3.97 -> 3.82 s (means of 8; docs/benchmarks.md). The client offers the data only
-// when no other handle has the file open, so no dirty page can be overwritten (the
-// kernel writes a file's dirty pages back before it releases its last handle). A
-// store the kernel refuses only means the reads come here as usual.
+// 3.97 -> 3.82 s (means of 8; docs/bench/history.md, "2026-12-02, early"). The client
+// offers the data only when no other handle has the file open, so no dirty page can be
+// overwritten (the kernel writes a file's dirty pages back before it releases its last
+// handle). A store the kernel refuses only means the reads come here as usual.
 void fill_page_cache(FuseContext& ctx, fuse_ino_t ino, std::string_view data) {
   fuse_bufvec buf = FUSE_BUFVEC_INIT(data.size());
   buf.buf[0].mem = const_cast<char*>(data.data());

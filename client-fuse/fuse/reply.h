@@ -2,8 +2,8 @@
 // If it is destroyed without having answered (a bug: a code path forgot to reply),
 // it answers EIO and logs the request's opcode, so the calling process never hangs.
 // Constructing one takes a slot of the in-flight limit and answering frees it; the
-// channel (channel.h) stops reading requests while every slot is taken, which is the
-// back-pressure STYLE.md allows. Replies may be sent from any thread. Each answer
+// channel (channel.h) stops reading requests while every slot is taken, which passes
+// back-pressure to the kernel. Replies may be sent from any thread. Each answer
 // records the request's service time (op_stats.h).
 #pragma once
 

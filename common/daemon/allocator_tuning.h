@@ -3,7 +3,8 @@
 // mmap (or from a thread arena it trims) and go back to the kernel when freed, so each
 // page of every buffer is a new page fault: on a virtual machine with shadow paging
 // about 20 us per 4 KiB page, more than copying it. A cold read-back of the rsync tree
-// made 52,000 faults in the client alone (docs/benchmarks.md, "Session 13").
+// made 52,000 faults in the client alone (docs/bench/history.md, "2026-12-01, late
+// evening").
 //
 // The tuning: one arena (the sbrk heap, shared by all threads; small allocations stay
 // per thread in tcache), buffers up to 32 MiB from that heap rather than mmap, freed

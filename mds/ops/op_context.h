@@ -17,9 +17,9 @@ namespace dfs::mds {
 // File system settings. Every replica of a rank must run with the same values.
 struct FsSettings {
   // Files up to this size keep their data at the MDS (FORMAT.md, 'F'). A small file's
-  // write is then one MDS request; as objects it costs an OSD write on three replicas
-  // (three log syncs) and a size commit at the MDS, about four times as long
-  // (docs/benchmarks.md, session 3).
+  // write is then one MDS request (~150 us); as objects it costs an OSD write on three
+  // replicas (three log syncs) and a size commit at the MDS (~800 us)
+  // (docs/bench/history.md, "2026-11-30, late morning").
   uint32_t inline_threshold = 64 * 1024;
   proto::Layout default_layout;  // filled by default_fs_settings()
   uint32_t rank = 0;

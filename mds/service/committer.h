@@ -5,14 +5,15 @@
 // applies the entries in order into one GroupTxn (each sees its predecessors' writes)
 // and writes the group as one WriteBatch. Groups follow each other in log order.
 //
-// Early replies (DESIGN.md, Metadata): a group is written to the log without waiting
-// for the disk, and its replies are released at once ("applied"; they survive a crash
-// of this process, since the log write reached the kernel). A separate syncer makes
-// the log durable in the background, one fsync for everything written meanwhile, and
-// only then are entries "durable": listeners (which delete objects) hear of an entry
-// only then, and wait_durable() (fsync, fsyncdir, syncfs) returns only then. Without
-// a waiter the syncer first lets groups gather for `sync_delay`. With
-// `reply_after_sync`, replies wait for durability as well (the old behaviour).
+// Early replies (docs/architecture.md, "Single MDS: early replies"): a group is written
+// to the log without waiting for the disk, and its replies are released at once
+// ("applied"; they survive a crash of this process, since the log write reached the
+// kernel). A separate syncer makes the log durable in the background, one fsync for
+// everything written meanwhile, and only then are entries "durable": listeners (which
+// delete objects) hear of an entry only then, and wait_durable() (kMdsSync from fsync,
+// fsyncdir and unmount, or a request marked `durable`) returns only then. Without a
+// waiter the syncer first lets groups gather for `sync_delay`. With `reply_after_sync`
+// (`early_replies = 0`), replies wait for durability as well.
 //
 // A replicated rank (set_raft) has no local log: each group's entries, decided and
 // applied on the leader in a scratch GroupTxn only to learn their replies, go to the
@@ -20,8 +21,9 @@
 // the store on every replica once they are committed, and only then are the replies
 // released ("safe" replies: committed on a majority, so durable as the rank is). Groups
 // are decided one after the other, each against the committed state of the one before,
-// so the leader's store never holds an uncommitted entry. Early ("unsafe") replies with
-// client resends are future work (docs/architecture.md).
+// so the leader's store never holds an uncommitted entry. A replicated rank has no early
+// ("unsafe") replies: replying once applied on the leader, with clients resending
+// uncommitted requests to a new leader, is not built (docs/design.md, "Not built yet").
 // Public methods run on the I/O executor.
 #pragma once
 

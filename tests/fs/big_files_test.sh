@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3: a 10 GiB sparse file with data beyond 4 GiB, and a 2 GiB dense file,
+# Big files: a 10 GiB sparse file with data beyond 4 GiB, and a 2 GiB dense file,
 # written and read back with checksums.
 source "$(dirname "$0")/lib.sh"
 start_cluster --mds 1  # the single-replica MDS; the replicated rank has its own tests

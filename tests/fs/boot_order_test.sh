@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, must-show 3: a mount from /etc/fstab at boot may run before any monitor is up.
+# Boot order: a mount from /etc/fstab at boot may run before any monitor is up.
 #  1. mount.dfs started while every daemon is down waits for the monitors and succeeds
 #     once they come up, within its mount_timeout;
 #  2. with no monitor ever up it fails after mount_timeout with one clear line, and

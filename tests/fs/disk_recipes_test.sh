@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, must-show 4: the disk recipes of docs/operations.md, step by step as written
+# The disk recipes of docs/operations.md, step by step as written
 # there, on three hosts made by `dfs bootstrap` with two OSDs each, the file system in use:
 #   replace a failed disk: osd.2 (dfs2) dies with its disk wiped; `dfs osd out 2`, wait
 #   for recovery, `dfs osd purge 2`, a fresh store under the same id, start: it joins

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, must-show 3 (kill): SIGKILL the active MDS of rank 0 in the middle of an
+# MDS failover on a kill: SIGKILL the active MDS of rank 0 in the middle of an
 # `rsync -aHAX` of the generated tree onto dfs. The rank's other replicas elect a new
 # leader, the client resends what was in flight to it, and rsync finishes without an
 # error with a copy identical to the source. The killed replica then comes back as a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, must-show 3 (cut): as mds_failover_test.sh, but the active MDS of rank 0 is not
+# MDS failover on a partition: as mds_failover_test.sh, but the active MDS of rank 0 is not
 # killed: its whole host is cut off the network (`tools/dfs-dev cut`: the host's link goes
 # down) in the middle of an `rsync -aHAX` of the generated tree. Nobody gets a refused
 # connection, only silence. The host also runs a monitor and an OSD: the other two

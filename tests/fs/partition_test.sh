@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, must-show 2: cut dfs1's link (a partition, not a crash: its daemons keep
+# Partition: cut dfs1's link (a partition, not a crash: its daemons keep
 # running) while writers run on both sides of the cut:
 #   - in the root namespace, on the majority side: files through the mount, each written
 #     with fsync, and objects through `dfs obj put`;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 acceptance: an lxc-shaped tree rsynced onto dfs and back is byte-identical
+# An lxc-shaped tree rsynced onto dfs and back is byte-identical
 # (contents, modes, owners, mtimes, symlinks, hard links, xattrs, devices, fifos);
 # tar -x onto the mount and rm -rf of it work.
 source "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, must-show 1: three hosts dfs1..dfs3 (network namespaces), their config and keys
+# Three hosts dfs1..dfs3 (network namespaces), their config and keys
 # made by `dfs bootstrap`, the file system mounted from the root namespace with the fstab
 # line an operator writes. rsync the generated tree on, then kill dfs2 entirely (every
 # process on it, SIGKILL): the mount keeps reading and writing, `dfs status` says in

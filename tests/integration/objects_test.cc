@@ -226,7 +226,7 @@ uint64_t recovered_objects(client::ObjectClient& c, int osds) {
   return total;
 }
 
-// Issue 5, must-show 2: stop an OSD, overwrite, remove and create objects, restart it:
+// Stop an OSD, overwrite, remove and create objects, restart it:
 // peering copies exactly the changed objects to it and nothing stale is served.
 TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it missed") {
   TestCluster cluster;
@@ -285,7 +285,7 @@ TEST_CASE("integration/objects: a restarted OSD receives exactly the objects it 
   DFS_CHECK_OK(cluster.check_healthy());
 }
 
-// Issue 5, must-show 1: among 20,000 objects, an OSD killed for good is marked down, then out after
+// Among 20,000 objects, an OSD killed for good is marked down, then out after
 // mon_osd_down_out_interval; CRUSH gives its PGs another OSD, which peering fills
 // (backfill), so every object is on three OSDs (three hosts) again, and writes made
 // meanwhile succeed.

@@ -1,4 +1,4 @@
-// Issue 5, must-show 3: a fourth host's OSD joins a cluster of three. CRUSH moves PGs
+// A fourth host's OSD joins a cluster of three. CRUSH moves PGs
 // only onto it (no PG moves between the three old OSDs), backfill copies exactly the
 // objects of those PGs to it, its share of the replicas matches its share of the weight
 // (a quarter) within 10%, every object reads back from every member, and the cluster

@@ -1,4 +1,4 @@
-// Issue 5, must-show 4: silent corruption. Bytes flipped in one replica's data file on
+// Silent corruption. Bytes flipped in one replica's data file on
 // disk, behind the OSD's back: reads stay correct, a deep scrub reports the object and
 // repairs it, and a second deep scrub is clean; a read that meets a bad checksum in the
 // primary's copy repairs it; the schedule finds and repairs corruption nobody asked about.

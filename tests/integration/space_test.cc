@@ -1,4 +1,4 @@
-// Issue 5, must-show 5: an OSD whose disk fills up. Each OSD's store lives on its own
+// An OSD whose disk fills up. Each OSD's store lives on its own
 // tmpfs, osd.2's small (256 MiB, of which RocksDB's preallocated WAL takes ~75 MiB at
 // once); written until the cluster refuses: the refusal is kNoSpace
 // (ENOSPC through the file system), `dfs status` says which OSD is full, every object

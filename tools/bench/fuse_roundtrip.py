@@ -4,8 +4,9 @@ memory, end to end (caller -> kernel -> daemon -> kernel -> caller).
 
 Times N getxattr() calls of an attribute the file does not have (the kernel cannot
 cache the answer, and dfs answers it from its exact inode cache without the MDS) and
-prints the mean per call. Run it on a dfs mount and on a local file for comparison;
-docs/benchmarks.md ("Busy polling") used it to measure the client's poll_us option.
+prints the mean per call. Run it on a dfs mount and on a local file for comparison,
+or on mounts with different poll_us values to see what busy polling saves
+(docs/architecture.md, "Busy polling /dev/fuse").
 
 usage: tools/bench/fuse_roundtrip.py FILE [N]      (default N 20000)
 """
