@@ -18,7 +18,76 @@ std::string join(const std::vector<std::string>& parts) {
 
 std::string down_for(uint64_t ms) { return ms ? " for " + format_age(ms) : ""; }
 
+// One down OSD on a host whose other daemons answer. Whether its data runs on fewer
+// copies is read from the PG counts, not assumed: once it is out and every PG is whole
+// again, the copies it held live on other OSDs and it is only a note.
+void add_osd_down(Health& h, const SilentDaemon& d, const HealthFacts& f) {
+  const std::string where = d.host_name.empty() ? d.host : d.host_name;
+  if (!d.out) {
+    h.items.push_back(
+        {Severity::kWarn,
+         f.pgs_degraded > 0
+             ? fmt::format("{} on {} is down{}: its placement groups run on fewer copies until "
+                           "it returns or is marked out",
+                           d.name, where, down_for(d.down_for_ms))
+             : fmt::format("{} on {} is down{} (still in; no placement group is degraded)",
+                           d.name, where, down_for(d.down_for_ms))});
+    return;
+  }
+  if (f.pgs_whole()) {
+    h.notes.push_back(fmt::format("{} on {} is down and out{}: its data has been re-replicated "
+                                  "on other OSDs (`dfs osd purge {}` once it is gone for good)",
+                                  d.name, where, down_for(d.down_for_ms), d.name.substr(4)));
+    return;
+  }
+  h.items.push_back(
+      {Severity::kWarn,
+       fmt::format("{} on {} is down and out{}: its placement groups are not yet whole on other "
+                   "OSDs ({} degraded, {} of {} not active)",
+                   d.name, where, down_for(d.down_for_ms), f.pgs_degraded,
+                   f.pgs_total - std::min(f.pgs_active, f.pgs_total), f.pgs_total)});
+}
+
+// A host whose every daemon is silent, said once. Its OSDs' data is described as for a
+// single OSD: on fewer copies unless they are all out and every PG is whole again. The
+// host is only a note when nothing but such OSDs ran on it; a silent monitor or MDS
+// replica leaves its group with less margin, which is worth a warning.
+void add_host_down(Health& h, const std::string& host,
+                   const std::vector<const SilentDaemon*>& silent, bool pgs_whole) {
+  std::string label;
+  uint64_t longest = 0;
+  std::vector<std::string> list;
+  bool only_osds = true, osds_out = true, any_osd = false;
+  for (const auto* d : silent) {
+    if (!d->host_name.empty() && !d->is_osd()) label = d->host_name;
+    longest = std::max(longest, d->down_for_ms);
+    list.push_back(d->name);
+    only_osds = only_osds && d->is_osd();
+    any_osd = any_osd || d->is_osd();
+    osds_out = osds_out && (!d->is_osd() || d->out);
+  }
+  const bool data_whole = any_osd && osds_out && pgs_whole;
+  const std::string what = fmt::format(
+      "host {} is down or cut off{}: {} do not answer", label.empty() ? host : label + " (" + host + ")",
+      down_for(longest), join(list));
+  if (data_whole && only_osds) {
+    h.notes.push_back(what + ". Its OSDs are out and their data has been re-replicated on other hosts");
+  } else if (data_whole) {
+    h.items.push_back({Severity::kWarn,
+                       what + ". Its OSDs are out and their data has been re-replicated on other "
+                              "hosts; its other daemons' groups run with one member fewer: bring "
+                              "the host back or remove it (docs/operations.md)"});
+  } else {
+    h.items.push_back({Severity::kWarn, what + ". The others carry on with fewer copies; bring the "
+                                               "host back or replace it (docs/operations.md)"});
+  }
+}
+
 }  // namespace
+
+bool HealthFacts::pgs_whole() const {
+  return pgs_active >= pgs_total && pgs_degraded == 0 && objects_to_recover == 0;
+}
 
 const char* severity_name(Severity s) {
   switch (s) {
@@ -64,29 +133,15 @@ Health judge_health(const HealthFacts& f) {
   for (const auto& [host, silent] : silent_on) {
     const bool whole_host = silent.size() >= 2 && static_cast<int>(silent.size()) == daemons_on[host];
     if (whole_host) {
-      std::string label;
-      uint64_t longest = 0;
-      std::vector<std::string> list;
-      for (const auto* d : silent) {
-        if (!d->host_name.empty() && d->name.rfind("osd.", 0) != 0) label = d->host_name;
-        longest = std::max(longest, d->down_for_ms);
-        list.push_back(d->name);
-      }
-      add(Severity::kWarn,
-          fmt::format("host {} is down or cut off{}: {} do not answer. The others carry on "
-                      "with fewer copies; bring the host back or replace it "
-                      "(docs/operations.md)",
-                      label.empty() ? host : label + " (" + host + ")", down_for(longest),
-                      join(list)));
+      add_host_down(h, host, silent, f.pgs_whole());
       continue;
     }
     for (const auto* d : silent) {
-      std::string where = d->host_name.empty() ? host : d->host_name;
-      add(Severity::kWarn,
-          d->name.rfind("osd.", 0) == 0
-              ? fmt::format("{} on {} is down{}: its placement groups run on fewer copies",
-                            d->name, where, down_for(d->down_for_ms))
-              : fmt::format("{} at {} does not answer", d->name, host));
+      if (d->is_osd()) {
+        add_osd_down(h, *d, f);
+      } else {
+        h.items.push_back({Severity::kWarn, fmt::format("{} at {} does not answer", d->name, host)});
+      }
     }
   }
   for (const auto& s : f.unrepaired) add(Severity::kWarn, s);

@@ -20,6 +20,8 @@ struct SilentDaemon {
   std::string host;       // its address without the port: daemons sharing it share a host
   std::string host_name;  // the OSD's CRUSH host, when known ("dfs2"), else empty
   uint64_t down_for_ms = 0;  // how long, when known (OSDs); 0: unknown
+  bool out = false;  // OSDs only: marked out, so CRUSH has given its PGs to other OSDs
+  bool is_osd() const { return name.rfind("osd.", 0) == 0; }
 };
 
 struct HealthFacts {
@@ -34,9 +36,16 @@ struct HealthFacts {
   std::vector<std::string> full_osds;      // "osd.2 on dfs3 is full (96% used)"
   std::vector<std::string> nearfull_osds;
   std::vector<std::string> unrepaired;     // inconsistent objects an OSD could not repair
+  // pgs_active: PGs whose primary answered and has peered them for their acting set;
+  // pgs_degraded: PGs with fewer OSDs up in their acting set than their pool's size.
   uint32_t pgs_total = 0, pgs_active = 0, pgs_degraded = 0;
   uint64_t objects_to_recover = 0;
   double recovery_objects_per_s = 0;
+
+  // Every PG holds its pool's number of copies: all active (a full acting set agrees
+  // object by object), none degraded, nothing left to copy. Only then may a down OSD
+  // that is out be called harmless: its data lives on the OSDs that took its PGs.
+  bool pgs_whole() const;
 };
 
 struct HealthItem {
@@ -45,8 +54,11 @@ struct HealthItem {
 };
 
 struct Health {
-  Severity overall = Severity::kOk;
-  std::vector<HealthItem> items;  // worst first
+  Severity overall = Severity::kOk;  // the worst item's; notes never change it
+  std::vector<HealthItem> items;     // problems, worst first
+  // Facts worth knowing that need no action (a dead OSD whose data has been re-copied
+  // elsewhere): said, but the cluster is as safe as its pools promise.
+  std::vector<std::string> notes;
 };
 
 Health judge_health(const HealthFacts& facts);

@@ -115,6 +115,10 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
   for (size_t i = 0; i < health.items.size(); ++i) {
     out += (i ? ", " : "") + json_string(health.items[i].text);
   }
+  out += "],\n  \"notes\": [";
+  for (size_t i = 0; i < health.notes.size(); ++i) {
+    out += (i ? ", " : "") + json_string(health.notes[i]);
+  }
   out += "],\n  \"checks\": [";
   for (size_t i = 0; i < health.items.size(); ++i) {
     out += fmt::format("{}{{\"severity\": \"{}\", \"text\": {}}}", i ? ", " : "",
@@ -207,12 +211,13 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
     if (!first && it->second != osd.host()) it->second.clear();
   }
   auto note_daemon = [&](const std::string& name, const std::string& addr, bool silent,
-                         uint64_t down_for_ms, const std::string& crush_host = "") {
+                         uint64_t down_for_ms, const std::string& crush_host = "",
+                         bool out = false) {
     const std::string host = host_of_addr(addr);
     facts.daemon_hosts.emplace_back(name, host);
     if (silent) {
       facts.silent.push_back(
-          {name, host, crush_host.empty() ? host_names[host] : crush_host, down_for_ms});
+          {name, host, crush_host.empty() ? host_names[host] : crush_host, down_for_ms, out});
     }
   };
   for (const auto& osd : map.osds()) {
@@ -220,7 +225,7 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
     in += osd.in();
     uint64_t since = osd.down_since_ms();
     note_daemon("osd." + std::to_string(osd.id()), osd.addr(), !osd.up(),
-                !osd.up() && since && since < now_ms ? now_ms - since : 0, osd.host());
+                !osd.up() && since && since < now_ms ? now_ms - since : 0, osd.host(), !osd.in());
     if (osd.space() == proto::SPACE_FULL) {
       facts.full_osds.push_back(fmt::format(
           "osd.{} on {} is full ({}% used): writes to its placement groups fail with ENOSPC; "
@@ -299,10 +304,14 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
     if (view == View::kHealth && !health.items.empty()) {
       fmt::print(": {} problem{} (dfs health detail)", health.items.size(),
                  health.items.size() == 1 ? "" : "s");
+    } else if (view == View::kHealth && !health.notes.empty()) {
+      fmt::print(": {} note{} (dfs health detail)", health.notes.size(),
+                 health.notes.size() == 1 ? "" : "s");
     }
     fmt::print("\n");
     if (view == View::kHealthDetail) {
       for (const auto& item : health.items) fmt::print("  [{}] {}\n", severity_name(item.severity), item.text);
+      for (const auto& note : health.notes) fmt::print("  [note] {}\n", note);
     }
     return health.overall == Severity::kOk ? 0 : health.overall == Severity::kWarn ? 1 : 2;
   }
@@ -315,6 +324,7 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
   for (const auto& item : health.items) {
     fmt::print("            {}{}\n", item.severity == Severity::kErr ? "ERR: " : "", item.text);
   }
+  for (const auto& note : health.notes) fmt::print("            note: {}\n", note);
   fmt::print("  monitor:  {} (up {} s), map epoch {}\n", status->mon_entity(), status->uptime_s(),
              map.epoch());
   print_quorum_text(quorum);

@@ -1,5 +1,6 @@
 // The words of `dfs status`: a dead host is said once, with how long; what stops I/O is
-// an error, what runs on fewer copies a warning.
+// an error, what runs on fewer copies a warning, and a dead OSD whose data has been
+// copied elsewhere only a note.
 #include <doctest/doctest.h>
 
 #include "tools/dfs/health.h"
@@ -12,6 +13,21 @@ bool has(const Health& h, Severity s, const std::string& text) {
     if (item.severity == s && item.text.find(text) != std::string::npos) return true;
   }
   return false;
+}
+
+bool has_note(const Health& h, const std::string& text) {
+  for (const auto& note : h.notes) {
+    if (note.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Whether any item or note says `text`, whatever its severity.
+bool says(const Health& h, const std::string& text) {
+  for (const auto& item : h.items) {
+    if (item.text.find(text) != std::string::npos) return true;
+  }
+  return has_note(h, text);
 }
 
 HealthFacts three_hosts() {
@@ -55,6 +71,100 @@ TEST_CASE("health: one daemon down is named alone") {
   Health h = judge_health(f);
   CHECK(has(h, Severity::kWarn, "osd.1 on dfs2 is down for 12 s"));
   CHECK_FALSE(has(h, Severity::kWarn, "host dfs2"));
+}
+
+// Four OSDs on their own hosts (as a dev cluster has them), osd.3 dead for 109 s.
+HealthFacts osd3_dead(bool out) {
+  HealthFacts f = three_hosts();
+  f.daemon_hosts.emplace_back("osd.3", "10.0.0.4");
+  f.silent = {{"osd.3", "10.0.0.4", "dfs4", 109'000, out}};
+  f.osds_up = 4;
+  return f;
+}
+
+TEST_CASE("health: a down OSD that is still in runs its PGs on fewer copies") {
+  HealthFacts f = osd3_dead(/*out=*/false);
+  f.pgs_degraded = 40;
+  Health h = judge_health(f);
+  CHECK(h.overall == Severity::kWarn);
+  CHECK(has(h, Severity::kWarn, "osd.3 on dfs4 is down for 109 s: its placement groups run on "
+                                "fewer copies"));
+  CHECK(h.notes.empty());
+}
+
+TEST_CASE("health: a down OSD that is out, its PGs whole again, is a note and the cluster OK") {
+  HealthFacts f = osd3_dead(/*out=*/true);
+  REQUIRE(f.pgs_whole());
+  Health h = judge_health(f);
+  CHECK(h.overall == Severity::kOk);
+  CHECK(h.items.empty());
+  CHECK(has_note(h, "osd.3 on dfs4 is down and out for 109 s: its data has been re-replicated"));
+  CHECK_FALSE(says(h, "fewer copies"));
+}
+
+TEST_CASE("health: a down OSD that is out stays a warning until recovery has finished") {
+  SUBCASE("PGs being backfilled onto the OSDs that took its place") {
+    HealthFacts f = osd3_dead(/*out=*/true);
+    f.pgs_active = 50;
+    f.objects_to_recover = 300;
+    Health h = judge_health(f);
+    CHECK(h.overall == Severity::kWarn);
+    CHECK(has(h, Severity::kWarn, "osd.3 on dfs4 is down and out for 109 s: its placement groups "
+                                  "are not yet whole on other OSDs (0 degraded, 14 of 64 not active)"));
+    CHECK(h.notes.empty());
+  }
+  SUBCASE("no OSD left to take its copies: PGs stay degraded") {
+    HealthFacts f = osd3_dead(/*out=*/true);
+    f.pgs_degraded = 64;
+    Health h = judge_health(f);
+    CHECK(h.overall == Severity::kWarn);
+    CHECK(has(h, Severity::kWarn, "(64 degraded, 0 of 64 not active)"));
+    CHECK(h.notes.empty());
+  }
+}
+
+TEST_CASE("health: PGs are whole only when all are active, none degraded, nothing to copy") {
+  HealthFacts f = three_hosts();
+  CHECK(f.pgs_whole());
+  f.pgs_active = 63;
+  CHECK_FALSE(f.pgs_whole());
+  f.pgs_active = 64;
+  f.pgs_degraded = 1;
+  CHECK_FALSE(f.pgs_whole());
+  f.pgs_degraded = 0;
+  f.objects_to_recover = 1;
+  CHECK_FALSE(f.pgs_whole());
+}
+
+TEST_CASE("health: a dead host whose OSDs are out and re-replicated claims no fewer copies") {
+  HealthFacts f = three_hosts();
+  f.osds_up = 2;
+  f.silent = {{"osd.1", "10.0.0.2", "dfs2", 700'000, true},
+              {"mon.dfs2", "10.0.0.2", "dfs2", 0},
+              {"mds.dfs2", "10.0.0.2", "dfs2", 0}};
+  SUBCASE("its monitor and MDS replica are missed: a warning") {
+    Health h = judge_health(f);
+    CHECK(h.overall == Severity::kWarn);
+    CHECK(has(h, Severity::kWarn, "host dfs2 (10.0.0.2) is down or cut off for 11 min"));
+    CHECK(has(h, Severity::kWarn, "Its OSDs are out and their data has been re-replicated"));
+    CHECK_FALSE(says(h, "fewer copies"));
+  }
+  SUBCASE("a host of OSDs only: a note") {
+    f.daemon_hosts = {{"osd.0", "10.0.0.1"}, {"osd.1", "10.0.0.2"}, {"osd.2", "10.0.0.2"},
+                      {"osd.3", "10.0.0.3"}, {"osd.4", "10.0.0.4"}};
+    f.silent = {{"osd.1", "10.0.0.2", "dfs2", 700'000, true},
+                {"osd.2", "10.0.0.2", "dfs2", 700'000, true}};
+    Health h = judge_health(f);
+    CHECK(h.overall == Severity::kOk);
+    CHECK(h.items.empty());
+    CHECK(has_note(h, "host 10.0.0.2 is down or cut off for 11 min: osd.1 and osd.2 do not answer"));
+  }
+  SUBCASE("one of its OSDs still in: fewer copies") {
+    f.silent[0].out = false;
+    f.pgs_degraded = 30;
+    Health h = judge_health(f);
+    CHECK(has(h, Severity::kWarn, "The others carry on with fewer copies"));
+  }
 }
 
 TEST_CASE("health: what stops I/O is an error and comes first") {
