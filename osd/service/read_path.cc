@@ -116,6 +116,8 @@ awaitable<Result<rpc::Reply>> OsdService::on_statfs(rpc::ConnectionPtr, rpc::Fra
   reply.set_used_bytes(usage.used_bytes);
   reply.set_available_bytes(usage.available_bytes);
   reply.set_objects(usage.object_count);
+  reply.set_device_id(usage.device.id);
+  reply.set_device_name(usage.device.name);
   reply.set_recovered_objects(recovered_objects_);
   reply.set_inconsistent_objects(inconsistent_objects_);
   reply.set_repaired_objects(repaired_objects_);

@@ -14,6 +14,16 @@
 #include "osd/store/store_keys.h"
 
 namespace dfs::osd {
+namespace {
+
+// A store whose device cannot be named counts as a disk of its own: the cluster's
+// capacity may then count a shared disk twice, but never loses one.
+StoreDevice device_or_unknown(const std::string& path) {
+  auto device = store_device_of(path);
+  return device ? *std::move(device) : StoreDevice{};
+}
+
+}  // namespace
 
 DirStore::DirStore(const DirStoreOptions& options, DirStoreState state)
     : options_(options),
@@ -23,7 +33,8 @@ DirStore::DirStore(const DirStoreOptions& options, DirStoreState state)
       files_(options.path + "/objects", options.max_open_files),
       pool_(files_, state.next_fid),
       next_seq_(state.next_seq),
-      object_count_(state.object_count) {
+      object_count_(state.object_count),
+      device_(device_or_unknown(options.path)) {
   trimmer_ = std::thread([this] { trim_loop(); });
 }
 
@@ -180,6 +191,7 @@ Result<StoreUsage> DirStore::usage() {
   out.used_bytes = uint64_t{fs.f_blocks - fs.f_bfree} * fs.f_frsize;
   out.available_bytes = uint64_t{fs.f_bavail} * fs.f_frsize;
   out.object_count = object_count_.load();
+  out.device = device_;
   return out;
 }
 

@@ -103,6 +103,7 @@ class DirStore final : public ObjectStore {
   std::atomic<uint64_t> next_seq_;
   std::atomic<uint64_t> object_count_;
   std::atomic<bool> read_only_{false};
+  const StoreDevice device_;  // found once: a store does not move while open
 
   std::mutex trim_mu_;
   std::condition_variable trim_cv_;

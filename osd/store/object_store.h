@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status/status.h"
+#include "osd/store/store_device.h"
 
 namespace dfs::osd {
 
@@ -48,6 +49,9 @@ struct StoreUsage {
   uint64_t used_bytes = 0;
   uint64_t available_bytes = 0;
   uint64_t object_count = 0;
+  // The file system the byte figures are of; stores on one share them. Empty id: none
+  // (memory) or unknown.
+  StoreDevice device;
 };
 
 // A batch of mutations applied atomically by ObjectStore::apply(): after a crash
