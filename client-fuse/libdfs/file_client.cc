@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "client-fuse/libdfs/file_state.h"
+#include "common/capacity/cluster_space.h"
 #include "common/rpc/methods.h"
 
 namespace dfs::client {
@@ -440,20 +441,27 @@ awaitable<Result<FsStat>> FileClient::statfs(Creds creds) {
   // Capacity from every up OSD, asked in parallel; inode counts from the MDS.
   ClusterMap map = objects_->maps().map();
   std::vector<awaitable<Result<proto::StatFsReply>>> tasks;
+  std::vector<int32_t> asked;
   for (const auto& osd : map.proto().osds()) {
-    if (osd.up()) tasks.push_back(objects_->osd_statfs(osd.id()));
+    if (!osd.up()) continue;
+    tasks.push_back(objects_->osd_statfs(osd.id()));
+    asked.push_back(osd.id());
   }
   auto osds = co_await gather(std::move(tasks));
   proto::StatFsMdsRequest request;
   // Bounded like the OSDs' answers above: statfs is for display, and umount(8) asks it.
   DFS_CO_AWAIT_TRY(auto mds, mds_.call_brief<proto::StatFsMdsReply>(
                                  rpc::kMdsStatFs, std::move(request), creds, kStatFsTimeout));
-  FsStat out;
-  for (const auto& r : osds) {
-    if (!r) continue;  // an OSD that does not answer counts as no capacity
-    out.total_bytes += r->total_bytes();
-    out.available_bytes += r->available_bytes();
+  std::vector<capacity::OsdSpace> spaces;
+  for (size_t i = 0; i < osds.size(); ++i) {
+    // An OSD that does not answer counts as no capacity.
+    if (osds[i]) spaces.push_back(capacity::space_of(asked[i], *osds[i]));
   }
+  // OSDs sharing a disk report it each: counted once.
+  const capacity::ClusterSpace space = capacity::sum_space(spaces);
+  FsStat out;
+  out.total_bytes = space.total_bytes;
+  out.available_bytes = space.available_bytes;
   const proto::Pool* pool = map.pool_by_name(layout_of(proto::Inode()).pool);
   uint64_t replicas = pool && pool->size() > 0 ? pool->size() : 1;
   out.total_bytes /= replicas;

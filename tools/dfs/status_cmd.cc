@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "common/capacity/cluster_space.h"
 #include "common/util/host_port.h"
 #include "tools/dfs/cli_context.h"
 #include "tools/dfs/health.h"
@@ -28,10 +29,6 @@ std::string json_string(const std::string& text) {
   }
   return out + "\"";
 }
-
-struct Capacity {
-  uint64_t total = 0, used = 0, objects = 0;
-};
 
 // Placement groups and recovery, summed over the up OSDs' statfs replies.
 struct PgView {
@@ -106,7 +103,7 @@ void print_mds_text(const std::vector<MdsRow>& rows) {
 
 void print_json(const proto::StatusReply& status, const QuorumView& q,
                 const std::vector<MdsRow>& mds, const Health& health, int up,
-                int in, const Capacity& cap, const PgView& pgs) {
+                int in, const capacity::ClusterSpace& cap, const PgView& pgs) {
   const auto& map = status.map();
   std::string out = "{\n";
   out += "  \"fsid\": " + json_string(map.fsid()) + ",\n";
@@ -172,9 +169,11 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
                      pgs.total, pgs.active, pgs.degraded);
   out += fmt::format("  \"recovery\": {{\"pending_objects\": {}, \"objects_per_s\": {:.1f}}},\n",
                      pgs.pending, pgs.rate);
+  // Bytes count each device once; "osds" answered, "devices" is how many disks they are on.
   out += fmt::format(
-      "  \"capacity\": {{\"total_bytes\": {}, \"used_bytes\": {}, \"objects\": {}}}\n",
-      cap.total, cap.used, cap.objects);
+      "  \"capacity\": {{\"total_bytes\": {}, \"used_bytes\": {}, \"objects\": {}, "
+      "\"osds\": {}, \"devices\": {}}}\n",
+      cap.total_bytes, cap.used_bytes, cap.objects, cap.osds, cap.devices.size());
   out += "}\n";
   fmt::print("{}", out);
 }
@@ -254,7 +253,7 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
   for (uint32_t rank : ranks) {
     if (!served.count(rank)) facts.ranks_without_mds.push_back(rank);
   }
-  Capacity cap;
+  std::vector<capacity::OsdSpace> spaces;
   PgView pgs;
   uint64_t recovered = 0;
   const ClusterMap current(map);
@@ -271,9 +270,7 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
     pgs.active += df->pgs_active();
     pgs.pending += df->recovery_pending_objects();
     recovered += df->recovered_objects();
-    cap.total += df->total_bytes();
-    cap.used += df->used_bytes();
-    cap.objects += df->objects();
+    spaces.push_back(capacity::space_of(osd.id(), *df));
     if (df->inconsistent_objects() > df->repaired_objects()) {
       facts.unrepaired.push_back(fmt::format(
           "osd.{} found {} inconsistent objects it could not repair (see its log; "
@@ -292,6 +289,7 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
     }
     pgs.rate = later >= recovered ? static_cast<double>(later - recovered) : 0;
   }
+  const capacity::ClusterSpace cap = capacity::sum_space(spaces);
   facts.pgs_total = pgs.total;
   facts.pgs_active = pgs.active;
   facts.pgs_degraded = pgs.degraded;
@@ -350,44 +348,64 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
                progress_bar(pgs.active, pgs.total), pgs.active, pgs.total, pgs.pending, pgs.rate,
                eta);
   }
-  fmt::print("  capacity: {:.1f} GiB used of {:.1f} GiB raw on up OSDs; {} object replicas\n",
-             cap.used / double(1ull << 30), cap.total / double(1ull << 30), cap.objects);
+  const std::string sharing = cap.sharing();
+  fmt::print("  capacity: {:.1f} GiB used of {:.1f} GiB raw on up OSDs{}; {} object replicas\n",
+             cap.used_bytes / double(1ull << 30), cap.total_bytes / double(1ull << 30),
+             sharing.empty() ? "" : " (" + sharing + ")", cap.objects);
   return 0;
 }
 
-// `dfs df`: raw capacity per OSD (as each reports its disk) and what the pools can hold.
+// `dfs df`: raw capacity per OSD (as each reports its disk), the cluster's with each disk
+// counted once, and what the pools can hold.
 int print_df(const GlobalOptions& global) {
   auto client = connect_client(global);
   if (!client) return report("df", client.error());
   ClusterMap map = (*client)->map_snapshot();
   auto gib = [](uint64_t b) { return b / double(1ull << 30); };
-  uint64_t total = 0, used = 0, objects = 0;
-  fmt::print("{:<8} {:<12} {:>10} {:>10} {:>6} {:>10}\n", "OSD", "HOST", "SIZE GiB", "USED GiB",
-             "USE%", "OBJECTS");
+  auto percent = [](uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; };
+  // Ask every up OSD first: the DEVICE column numbers the disks they turn out to share.
+  std::vector<capacity::OsdSpace> spaces;
+  std::map<int32_t, std::string> unanswered;  // OSD id -> why
+  for (const auto& osd : map.proto().osds()) {
+    if (!osd.up()) continue;
+    auto df = (*client)->run((*client)->osd_statfs(osd.id()));
+    if (df) {
+      spaces.push_back(capacity::space_of(osd.id(), *df));
+    } else {
+      unanswered[osd.id()] = df.error().to_string();
+    }
+  }
+  const capacity::ClusterSpace cap = capacity::sum_space(spaces);
+  fmt::print("{:<8} {:<12} {:>10} {:>10} {:>6} {:>10}  {}\n", "OSD", "HOST", "SIZE GiB", "USED GiB",
+             "USE%", "OBJECTS", "DEVICE");
   for (const auto& osd : map.proto().osds()) {
     const std::string name = "osd." + std::to_string(osd.id());
     if (!osd.up()) {
       fmt::print("{:<8} {:<12} {:>10}\n", name, osd.host(), "down");
       continue;
     }
-    auto df = (*client)->run((*client)->osd_statfs(osd.id()));
-    if (!df) {
-      fmt::print("{:<8} {:<12} {:>10} {}\n", name, osd.host(), "?", df.error().to_string());
+    if (auto why = unanswered.find(osd.id()); why != unanswered.end()) {
+      fmt::print("{:<8} {:<12} {:>10} {}\n", name, osd.host(), "?", why->second);
       continue;
     }
-    total += df->total_bytes();
-    used += df->used_bytes();
-    objects += df->objects();
-    fmt::print("{:<8} {:<12} {:>10.1f} {:>10.1f} {:>5.0f}% {:>10}\n", name, osd.host(),
-               gib(df->total_bytes()), gib(df->used_bytes()),
-               df->total_bytes() ? 100.0 * df->used_bytes() / df->total_bytes() : 0.0, df->objects());
+    auto space = std::find_if(spaces.begin(), spaces.end(),
+                              [&](const capacity::OsdSpace& s) { return s.osd == osd.id(); });
+    fmt::print("{:<8} {:<12} {:>10.1f} {:>10.1f} {:>5.0f}% {:>10}  #{} {}\n", name, osd.host(),
+               gib(space->total_bytes), gib(space->used_bytes),
+               percent(space->used_bytes, space->total_bytes), space->objects,
+               cap.device_number_of(osd.id()), space->device_name);
   }
-  fmt::print("{:<21} {:>10.1f} {:>10.1f} {:>5.0f}% {:>10}\n", "raw, up OSDs", gib(total), gib(used),
-             total ? 100.0 * used / total : 0.0, objects);
+  fmt::print("{:<21} {:>10.1f} {:>10.1f} {:>5.0f}% {:>10}\n", "raw, up OSDs", gib(cap.total_bytes),
+             gib(cap.used_bytes), percent(cap.used_bytes, cap.total_bytes), cap.objects);
+  if (const std::string sharing = cap.sharing(); !sharing.empty()) {
+    fmt::print("{}: a shared device's size and use count once in the raw line\n", sharing);
+  }
   fmt::print("\n{:<12} {:>6} {:>10}\n", "POOL", "COPIES", "FREE GiB");
   for (const auto& pool : map.proto().pools()) {
     // Each byte stored takes `size` raw bytes; no more than the full ratio is usable.
-    double free = total > used ? gib(total - used) / std::max(pool.size(), 1u) : 0;
+    double free = cap.total_bytes > cap.used_bytes
+                      ? gib(cap.total_bytes - cap.used_bytes) / std::max(pool.size(), 1u)
+                      : 0;
     fmt::print("{:<12} {:>6} {:>10.1f}\n", pool.name(), pool.size(), free);
   }
   return 0;
