@@ -280,6 +280,11 @@ class FileClient {
   // Both require st->flush_mu held. With `made_durable`, the last push asks for a
   // durable reply, and *made_durable says whether one was sent and succeeded.
   awaitable<Status> flush_locked(std::shared_ptr<FileState> st, bool* made_durable = nullptr);
+  // The size commit of flush_locked alone: records at the MDS how far finished object
+  // writes reach (deferred to ride ahead of the next MDS call where allowed). Requires:
+  // flush_mu held; never takes the io lock, so the caller may hold it.
+  awaitable<Status> commit_size_locked(std::shared_ptr<FileState> st,
+                                       bool* made_durable = nullptr);
   awaitable<Status> uninline_locked(std::shared_ptr<FileState> st);
   awaitable<Status> flush_state(std::shared_ptr<FileState> st);
   awaitable<Result<proto::Inode>> truncate(Creds creds, Ino ino, SetAttrArgs args);

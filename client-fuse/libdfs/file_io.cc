@@ -308,6 +308,18 @@ awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st, bool* 
       }
     }
   }
+  if (Status committed = co_await commit_size_locked(st, made_durable); !committed && result) {
+    result = std::move(committed).error();
+  }
+  if (result && st->write_error) {
+    result = std::move(*st->write_error);
+    st->write_error.reset();
+  }
+  co_return result;
+}
+
+awaitable<Status> FileClient::commit_size_locked(std::shared_ptr<FileState> st,
+                                                 bool* made_durable) {
   if (st->commit_dirty && (made_durable || !defer_commit(st))) {
     uint64_t end = st->commit_end;
     bool clear = st->clear_privileges;
@@ -328,14 +340,10 @@ awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st, bool* 
       st->commit_dirty = true;
       st->commit_end = std::max(st->commit_end, end);
       st->clear_privileges = st->clear_privileges || clear;
-      if (result) result = std::move(sent).error().with_context("recording the file size");
+      co_return unexpected(std::move(sent).error().with_context("recording the file size"));
     }
   }
-  if (result && st->write_error) {
-    result = std::move(*st->write_error);
-    st->write_error.reset();
-  }
-  co_return result;
+  co_return ok_status();
 }
 
 awaitable<Status> FileClient::flush_state(std::shared_ptr<FileState> st) {
@@ -390,6 +398,11 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     DFS_CO_AWAIT_CHECK(flush_locked(st));
     co_await st->io.lock();
     io_guard.emplace(st->io);
+    // Writes acknowledged before the truncate (write-behind) may have finished only while
+    // the io lock was awaited, after the flush above. The MDS cuts objects by the size it
+    // records, so their size must reach it first, or their bytes past the new end stay in
+    // the objects and read back when the file grows again.
+    DFS_CO_AWAIT_CHECK(commit_size_locked(st));
     DFS_CO_AWAIT_CHECK(unpin_data(st, creds));
     st->readahead.clear();
     st->missing_objects.clear();
