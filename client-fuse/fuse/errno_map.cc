@@ -63,6 +63,7 @@ int to_errno(ErrorCode code) {
     case ErrorCode::kWouldBlock:
     case ErrorCode::kProtocol:
     case ErrorCode::kVersionMismatch:
+    case ErrorCode::kWrongCluster:
     case ErrorCode::kStaleEpoch:
     case ErrorCode::kNotPrimary:
     case ErrorCode::kNoSuchPool:

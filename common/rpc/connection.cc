@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/rpc/cluster_identity.h"
 #include "common/rpc/methods.h"
 #include "common/util/host_port.h"
 
@@ -62,6 +63,7 @@ awaitable<Result<ConnectionPtr>> Connection::connect(tcp::endpoint endpoint,
   hello.set_protocol_version(kProtocolVersion);
   hello.set_auth_method(auth->method());
   hello.set_auth_payload(DFS_CO_TRY(auth->client_payload(conn->options_.local_entity)));
+  hello.set_fsid(conn->options_.cluster_fsid);
   auto reply = co_await conn->call(kHello, hello.SerializeAsString(), {}, timeout);
   if (!reply) {
     conn->close("handshake failed");
@@ -69,6 +71,12 @@ awaitable<Result<ConnectionPtr>> Connection::connect(tcp::endpoint endpoint,
   }
   auto hello_reply = DFS_CO_TRY(parse_body<proto::HelloReply>(reply->body));
   conn->peer_entity_ = hello_reply.entity();
+  auto same_cluster = check_server(conn->options_.cluster_fsid,
+                                   PeerIdentity{hello_reply.entity(), where, hello_reply.fsid()});
+  if (!same_cluster) {
+    conn->close("the server belongs to another cluster");
+    co_return unexpected(std::move(same_cluster).error());
+  }
   co_return conn;
 }
 
@@ -206,6 +214,18 @@ void Connection::handle_hello(Frame frame) {
     accepted = make_error(ErrorCode::kVersionMismatch, "peer speaks protocol " +
                                                            std::to_string(hello->protocol_version()));
   }
+  if (accepted) {
+    PeerIdentity peer{hello->entity(), peer_address_, hello->fsid()};
+    if (auto admitted = admit_peer(options_.cluster_fsid, peer); !admitted) {
+      // Both ends say it in words: this end logs the refusal, the peer gets the reason.
+      spdlog::warn("{}", refusal_line(peer, admitted.error()));
+      respond(frame.header, Error(ErrorCode::kWrongCluster, options_.local_entity + " refused " +
+                                                                peer.entity + ": " +
+                                                                admitted.error().context()));
+      close("peer of another cluster");
+      return;
+    }
+  }
   if (!accepted) {
     spdlog::warn("rejecting connection from {}: {}", peer_address_, accepted.error().to_string());
     respond(frame.header, accepted.error());
@@ -218,6 +238,7 @@ void Connection::handle_hello(Frame frame) {
   reply.set_entity(options_.local_entity);
   reply.set_protocol_version(kProtocolVersion);
   reply.set_auth_payload(*accepted);
+  reply.set_fsid(options_.cluster_fsid);
   respond(frame.header, make_reply(reply));
 }
 

@@ -21,6 +21,9 @@ struct ConnectionOptions {
   std::shared_ptr<Authenticator> auth;
   FrameLimits limits;
   Duration handshake_timeout{5000};
+  // The cluster this end belongs to ([global] fsid), sent and checked in the handshake
+  // (common/rpc/cluster_identity.h); empty: names none and accepts any peer.
+  std::string cluster_fsid;
 };
 
 // What a request handler answers with: a serialized Protobuf body and raw data.
@@ -43,7 +46,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Client side: connects to `endpoint` and completes the handshake within `timeout`.
   // One-way frames from the server go to `on_push`.
-  // Errors: kUnavailable (refused, reset), kTimeout, kAuthFailed, kVersionMismatch.
+  // Errors: kUnavailable (refused, reset), kTimeout, kAuthFailed, kVersionMismatch,
+  // kWrongCluster (the server refused our fsid, or names another cluster or none).
   static awaitable<Result<ConnectionPtr>> connect(tcp::endpoint endpoint,
                                                   ConnectionOptions options, PushHandler on_push,
                                                   Duration timeout);

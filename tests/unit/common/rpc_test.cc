@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <thread>
 
 #include "common/proto/rpc.pb.h"
+#include "common/rpc/cluster_identity.h"
 #include "common/rpc/messenger.h"
 #include "common/rpc/server.h"
 
@@ -14,17 +17,32 @@ constexpr uint32_t kFail = 9001;
 constexpr uint32_t kSlow = 9002;
 constexpr uint32_t kPushMe = 9003;
 
+// Who each end of a Loopback is: entity names and the clusters they name.
+struct Ends {
+  std::string server_fsid;
+  std::string client_entity = "test.client";
+  std::string client_fsid;
+};
+
+ConnectionOptions options_of(std::string entity, std::string fsid) {
+  ConnectionOptions options{std::move(entity), make_none_authenticator()};
+  options.cluster_fsid = std::move(fsid);
+  return options;
+}
+
 // A server and a messenger on one io_context; tests drive it with run_until().
 struct Loopback {
   asio::io_context io;
-  RpcServer server{io.get_executor(), ConnectionOptions{"test.server", make_none_authenticator()}};
+  RpcServer server;
   std::vector<Frame> pushes;
-  Messenger messenger{io.get_executor(),
-                      MessengerOptions{ConnectionOptions{"test.client", make_none_authenticator()}},
-                      [this](ConnectionPtr, Frame f) { pushes.push_back(std::move(f)); }};
+  Messenger messenger;
   std::string address;
 
-  Loopback() {
+  explicit Loopback(const Ends& ends = {})
+      : server(io.get_executor(), options_of("test.server", ends.server_fsid)),
+        messenger(io.get_executor(),
+                  MessengerOptions{options_of(ends.client_entity, ends.client_fsid)},
+                  [this](ConnectionPtr, Frame f) { pushes.push_back(std::move(f)); }) {
     server.handle(kEcho, [](ConnectionPtr, Frame f) -> awaitable<Result<Reply>> {
       co_return Reply{f.body, f.data};
     });
@@ -145,6 +163,111 @@ TEST_CASE("common/rpc: servers push one-way frames to clients") {
   }(&lb));
   REQUIRE(lb.pushes.size() == 1);
   CHECK(lb.pushes[0].body == "news");
+}
+
+namespace {
+
+// Keeps what the default logger writes while it lives.
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64)) {
+    spdlog::default_logger()->sinks().push_back(sink_);
+  }
+  ~LogCapture() { spdlog::default_logger()->sinks().pop_back(); }
+  std::string text() const {
+    std::string out;
+    for (const auto& line : sink_->last_formatted()) out += line;
+    return out;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+};
+
+}  // namespace
+
+TEST_CASE("common/rpc: who may talk to a member of a cluster (admit_peer)") {
+  CHECK(admit_peer("A", {"osd.3", "h:1", "A"}));
+  CHECK(admit_peer("", {"osd.3", "h:1", "B"}));  // an end with no config checks nothing
+  CHECK(admit_peer("A", {"client.admin.7", "h:1", ""}));  // a client without a config
+  auto stranger = admit_peer("A", {"osd.3", "127.0.0.1:20010", "B"});
+  REQUIRE_FALSE(stranger);
+  CHECK(stranger.error().code() == ErrorCode::kWrongCluster);
+  CHECK(refusal_line({"osd.3", "127.0.0.1:20010", "B"}, stranger.error()) ==
+        "refused osd.3 at 127.0.0.1:20010: it belongs to cluster B, this is cluster A");
+  CHECK(admit_peer("A", {"client.admin.7", "h:1", "B"}).error().code() ==
+        ErrorCode::kWrongCluster);
+  for (const char* daemon : {"mon.b", "osd.0", "mds.a"}) {
+    auto silent = admit_peer("A", {daemon, "h:1", ""});
+    REQUIRE_FALSE(silent);
+    CHECK(silent.error().code() == ErrorCode::kWrongCluster);
+    CHECK(silent.error().context().find("names no cluster fsid") != std::string::npos);
+  }
+}
+
+TEST_CASE("common/rpc: which servers a member of a cluster accepts (check_server)") {
+  CHECK(check_server("A", {"mon.a", "h:1", "A"}));
+  CHECK(check_server("", {"mon.a", "h:1", "B"}));
+  auto other = check_server("A", {"mon.a", "127.0.0.1:20000", "B"});
+  REQUIRE_FALSE(other);
+  CHECK(other.error().code() == ErrorCode::kWrongCluster);
+  CHECK(other.error().context() ==
+        "mon.a at 127.0.0.1:20000 belongs to cluster B, we belong to cluster A");
+  CHECK(check_server("A", {"mon.a", "h:1", ""}).error().code() == ErrorCode::kWrongCluster);
+}
+
+TEST_CASE("common/rpc: the handshake refuses a peer of another cluster, in words, both ends") {
+  LogCapture log;
+  Loopback lb(Ends{.server_fsid = "fsid-a", .client_entity = "osd.3", .client_fsid = "fsid-b"});
+  auto reply = lb.run(lb.messenger.call(lb.address, kEcho, "x", "", Duration(5000)));
+  REQUIRE_FALSE(reply);
+  CHECK(reply.error().code() == ErrorCode::kWrongCluster);
+  CHECK_MESSAGE(reply.error().context().find(
+                    "test.server refused osd.3: it belongs to cluster fsid-b, this is cluster "
+                    "fsid-a") != std::string::npos,
+                reply.error().to_string());
+  CHECK_MESSAGE(log.text().find("refused osd.3 at 127.0.0.1:") != std::string::npos, log.text());
+  CHECK_MESSAGE(log.text().find(": it belongs to cluster fsid-b, this is cluster fsid-a") !=
+                    std::string::npos,
+                log.text());
+  CHECK(is_retryable(reply.error().code()) == false);
+}
+
+TEST_CASE("common/rpc: the handshake refuses a daemon that names no cluster") {
+  Loopback lb(Ends{.server_fsid = "fsid-a", .client_entity = "osd.3", .client_fsid = ""});
+  auto reply = lb.run(lb.messenger.call(lb.address, kEcho, "x", "", Duration(5000)));
+  REQUIRE_FALSE(reply);
+  CHECK(reply.error().code() == ErrorCode::kWrongCluster);
+  CHECK(reply.error().context().find("names no cluster fsid") != std::string::npos);
+}
+
+TEST_CASE("common/rpc: members of one cluster, and clients without a config, are served") {
+  Loopback same(Ends{.server_fsid = "fsid-a", .client_entity = "osd.3", .client_fsid = "fsid-a"});
+  CHECK(same.run(same.messenger.call(same.address, kEcho, "x", "", Duration(5000))));
+  Loopback anonymous(Ends{.server_fsid = "fsid-a", .client_entity = "client.admin.1"});
+  CHECK(anonymous.run(anonymous.messenger.call(anonymous.address, kEcho, "x", "", Duration(5000))));
+}
+
+TEST_CASE("common/rpc: a client refuses a server that names no cluster") {
+  // A server that names none accepts everyone (an older version): the client's own check
+  // is what stops it talking to a stranger.
+  Loopback lb(Ends{.server_fsid = "", .client_entity = "client.admin.1", .client_fsid = "fsid-a"});
+  auto reply = lb.run(lb.messenger.call(lb.address, kEcho, "x", "", Duration(5000)));
+  REQUIRE_FALSE(reply);
+  CHECK(reply.error().code() == ErrorCode::kWrongCluster);
+  CHECK_MESSAGE(reply.error().context().find("test.server at 127.0.0.1:") != std::string::npos,
+                reply.error().to_string());
+  CHECK(reply.error().context().find("names no cluster fsid") != std::string::npos);
+}
+
+TEST_CASE("common/rpc: a client of another cluster is refused by the server") {
+  Loopback lb(Ends{.server_fsid = "fsid-b", .client_entity = "client.admin.1",
+                   .client_fsid = "fsid-a"});
+  auto reply = lb.run(lb.messenger.call(lb.address, kEcho, "x", "", Duration(5000)));
+  REQUIRE_FALSE(reply);
+  CHECK(reply.error().code() == ErrorCode::kWrongCluster);
+  CHECK(reply.error().context().find("test.server refused client.admin.1: it belongs to "
+                                     "cluster fsid-a, this is cluster fsid-b") != std::string::npos);
 }
 
 }  // namespace dfs::rpc
