@@ -5,9 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <thread>
 
 #include "client-fuse/libdfs/object_client.h"
+#include "common/daemon/data_dir_fsid.h"
 #include "common/daemon/daemon_setup.h"
 #include "common/daemon/metrics_setup.h"
 #include "common/daemon/run_until_signal.h"
@@ -65,16 +67,25 @@ dfs::Result<std::vector<dfs::mds::RankReplica>> rank_replicas(const dfs::Config&
   return replicas;
 }
 
-// The cluster may still be starting: keep trying until a monitor answers.
-std::unique_ptr<dfs::client::ObjectClient> connect_cluster(std::vector<std::string> mons,
-                                                           const std::string& name) {
+// The cluster may still be starting: keep trying until a monitor answers, unless the
+// monitors belong to another cluster (waiting cannot change that).
+// Errors: kWrongCluster.
+dfs::Result<std::unique_ptr<dfs::client::ObjectClient>> connect_cluster(
+    std::vector<std::string> mons, const std::string& fsid, const std::string& name) {
   for (int attempt = 1;; ++attempt) {
-    auto client = dfs::client::ObjectClient::connect({.mon_addrs = mons, .name = name});
-    if (client) return std::move(*client);
+    auto client =
+        dfs::client::ObjectClient::connect({.mon_addrs = mons, .fsid = fsid, .name = name});
+    if (client || client.error().code() == dfs::ErrorCode::kWrongCluster) return client;
     spdlog::warn("cannot reach the cluster yet (attempt {}): {}", attempt,
                  client.error().to_string());
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+}
+
+std::string refused_by_monitors(const std::string& section, const std::string& fsid,
+                                const dfs::Config& config, const dfs::Error& why) {
+  return section + " of cluster " + fsid + " was refused by the monitors at " +
+         config.get_or("global", "mon_addrs", "") + ": " + why.context();
 }
 
 }  // namespace
@@ -89,7 +100,7 @@ int main(int argc, char** argv) {
 
   auto setup = dfs::set_up_daemon(dfs::DaemonType::kMds, name, flags);
   if (!setup) return 1;
-  auto& [section, config, data] = *setup;
+  auto& [section, config, data, fsid] = *setup;
   auto fs = fs_settings(config, section);
   if (!fs) return fail(fs.error().to_string());
 
@@ -109,6 +120,10 @@ int main(int argc, char** argv) {
     if (!opened) return fail(opened.error().to_string());
     replication = std::move(*opened);
   }
+  // A metadata store made for another cluster must never serve this one.
+  auto ours = flags.mkfs ? dfs::record_data_dir_fsid(data, fsid)
+                         : dfs::check_data_dir_fsid(data, fsid);
+  if (!ours) return fail(ours.error().to_string());
   if (flags.mkfs) {
     if (replication) {
       // The file system itself is the rank's first log entry, written by its first leader.
@@ -130,6 +145,7 @@ int main(int argc, char** argv) {
   options.mon_addrs = dfs::split_list(config.get_or("global", "mon_addrs", ""));
   if (options.mon_addrs.empty())
     return fail("no monitors: set mon_addrs in [global] of " + config.origin());
+  options.cluster_fsid = fsid;
   auto grace = config.get_int(section, "reclaim_grace_ms", 30000);
   if (!grace) return fail(grace.error().to_string());
   options.reclaim_grace = dfs::Duration(*grace);
@@ -139,10 +155,17 @@ int main(int argc, char** argv) {
   if (!early) return fail(early.error().to_string());
   options.committer.reply_after_sync = *early == 0;
 
-  auto cluster = connect_cluster(options.mon_addrs, section);
+  auto cluster = connect_cluster(options.mon_addrs, fsid, section);
+  if (!cluster) return fail(refused_by_monitors(section, fsid, config, cluster.error()));
   boost::asio::io_context io;
+  std::optional<dfs::Error> refused;
+  std::function<void()> shut_down;  // set once the service exists
+  options.on_wrong_cluster = [&](const dfs::Error& error) {
+    refused = error;
+    shut_down();
+  };
   dfs::mds::MdsService service(io.get_executor(), options, std::move(*store),
-                               dfs::mds::make_cluster_data_objects(*cluster),
+                               dfs::mds::make_cluster_data_objects(**cluster),
                                std::move(replication));
   auto loaded = service.load();
   if (!loaded) return fail(loaded.error().to_string());
@@ -151,7 +174,7 @@ int main(int argc, char** argv) {
   auto metrics = dfs::start_metrics(io.get_executor(), config, section, *address);
   dfs::metrics::Registry::process().add_collector(
       [&service](dfs::metrics::SampleWriter& w) { service.collect_metrics(w); });
-  dfs::run_until_signal(io, [&] {
+  shut_down = [&] {
     service.stop();
     // Let the commit in flight and the background loops finish (bounded), then stop.
     dfs::spawn_checked(
@@ -160,6 +183,8 @@ int main(int argc, char** argv) {
           for (int i = 0; i < 500 && !s->idle(); ++i) co_await dfs::sleep_for(dfs::Duration(10));
           ctx->stop();
         }(&service, &io));
-  });
+  };
+  dfs::run_until_signal(io, shut_down);
+  if (refused) return fail(refused_by_monitors(section, fsid, config, *refused));
   return 0;
 }

@@ -21,19 +21,20 @@ int main(int argc, char** argv) {
 
   auto setup = dfs::set_up_daemon(dfs::DaemonType::kMon, id, flags);
   if (!setup) return 1;
-  auto& [section, config, data] = *setup;
+  auto& [section, config, data, fsid] = *setup;
   if (flags.mkfs) {
-    auto created = dfs::mon::MapStore::create(data, config.get_or("global", "fsid", "dfs"));
+    auto created = dfs::mon::MapStore::create(data, fsid);
     if (!created) {
       fmt::print(stderr, "dfs-mon: {}\n", created.error().to_string());
       return 1;
     }
-    fmt::print("dfs-mon: created monitor store in {}\n", data);
+    fmt::print("dfs-mon: created monitor store for cluster {} in {}\n", fsid, data);
     return 0;
   }
 
   dfs::mon::MonitorOptions options;
   options.entity = section;
+  options.cluster_fsid = fsid;
   options.listen_addr =
       flags.addr.empty() ? config.get_or(section, "addr", "127.0.0.1:6789") : flags.addr;
   auto grace = config.get_double(section, "osd_heartbeat_grace", 20);
@@ -115,6 +116,15 @@ int main(int argc, char** argv) {
   if (!store) {
     spdlog::error("{}", store.error().to_string());
     fmt::print(stderr, "dfs-mon: {}\n", store.error().to_string());
+    return 1;
+  }
+  // The map's fsid is the cluster's own: a store made for another cluster never serves
+  // this one.
+  if (const std::string& made_for = (*store)->genesis().fsid(); made_for != fsid) {
+    std::string why = "the monitor store in " + data + " was made for cluster " + made_for +
+                      ", but dfs.conf names cluster " + fsid;
+    spdlog::error("{}", why);
+    fmt::print(stderr, "dfs-mon: {}\n", why);
     return 1;
   }
   boost::asio::io_context io;

@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
+#include "common/daemon/data_dir_fsid.h"
 #include "common/daemon/daemon_setup.h"
 #include "common/daemon/metrics_setup.h"
 #include "common/daemon/run_until_signal.h"
@@ -48,7 +51,7 @@ int main(int argc, char** argv) {
 
   auto setup = dfs::set_up_daemon(dfs::DaemonType::kOsd, std::to_string(id), flags);
   if (!setup) return 1;
-  auto& [section, config, data] = *setup;
+  auto& [section, config, data, fsid] = *setup;
 
   if (!loop_file.empty()) {
     auto size = dfs::osd::parse_size(loop_size);
@@ -68,8 +71,13 @@ int main(int argc, char** argv) {
   store_options.wal_prefill_bytes = flags.mkfs ? 0 : static_cast<uint64_t>(*prefill);
   auto store = dfs::osd::open_dir_store(store_options);
   if (!store) return fail(store.error().to_string());
+  // A disk made for another cluster must never serve this one.
+  auto ours = flags.mkfs ? dfs::record_data_dir_fsid(data, fsid)
+                         : dfs::check_data_dir_fsid(data, fsid);
+  if (!ours) return fail(ours.error().to_string());
   if (flags.mkfs) {
-    fmt::print("dfs-osd: created an empty store for {} in {}\n", section, data);
+    fmt::print("dfs-osd: created an empty store for {} of cluster {} in {}\n", section, fsid,
+               data);
     return 0;
   }
 
@@ -94,8 +102,14 @@ int main(int argc, char** argv) {
   options.mon_addrs = dfs::split_list(config.get_or("global", "mon_addrs", ""));
   if (options.mon_addrs.empty())
     return fail("no monitors: set mon_addrs in [global] of " + config.origin());
+  options.cluster_fsid = fsid;
 
   boost::asio::io_context io;
+  std::optional<dfs::Error> refused;
+  options.on_wrong_cluster = [&](const dfs::Error& error) {
+    refused = error;
+    io.stop();
+  };
   dfs::osd::OsdService service(io.get_executor(), options, std::move(*store));
   auto address = service.start();
   if (!address) return fail(address.error().to_string());
@@ -103,5 +117,9 @@ int main(int argc, char** argv) {
   dfs::metrics::Registry::process().add_collector(
       [&service](dfs::metrics::SampleWriter& w) { service.collect_metrics(w); });
   dfs::run_until_signal(io, [&] { io.stop(); });
+  if (refused) {
+    return fail(section + " of cluster " + fsid + " was refused by the monitors at " +
+                config.get_or("global", "mon_addrs", "") + ": " + refused->context());
+  }
   return 0;
 }

@@ -12,6 +12,7 @@ Result<ClientOptions> client_options_from_config(const std::string& conf_flag) {
         "finding the cluster (use -c FILE or set DFS_CONF)"));
   }
   ClientOptions options;
+  options.fsid = config->get_or("global", "fsid", "");
   options.mon_addrs = split_list(config->get_or("global", "mon_addrs", ""));
   if (options.mon_addrs.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "no mon_addrs in [global] of " + path);

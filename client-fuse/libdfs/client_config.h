@@ -11,8 +11,9 @@
 namespace dfs::client {
 
 // Loads the config named by `conf_flag` (resolve_config_path: the flag, else
-// $DFS_CONF, else /etc/dfs/dfs.conf) and returns ClientOptions with mon_addrs from its
-// [global] section; the other fields keep their defaults for the caller to set.
+// $DFS_CONF, else /etc/dfs/dfs.conf) and returns ClientOptions with mon_addrs and fsid
+// (the cluster every daemon reached must belong to) from its [global] section; the other
+// fields keep their defaults for the caller to set.
 // Errors: those of Config::load_file, with a hint to use -c or DFS_CONF;
 // kInvalidArgument (no mon_addrs in [global]).
 Result<ClientOptions> client_options_from_config(const std::string& conf_flag);

@@ -41,6 +41,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   // session on it before anything else; the MDS resumes it by our entity.
   proto::SessionRequest request;
   request.set_client(objects_.entity());
+  request.set_fsid(objects_.options().fsid);
   auto left = std::max(left_until(attempt), Duration(1));
   DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left));
   auto reply = DFS_CO_TRY(rpc::parse_body<proto::SessionReply>(frame.body));

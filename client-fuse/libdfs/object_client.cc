@@ -16,6 +16,12 @@ std::string random_nonce() {
 
 Duration min_duration(Duration a, Duration b) { return a < b ? a : b; }
 
+rpc::ConnectionOptions connection_options(const std::string& entity, const std::string& fsid) {
+  rpc::ConnectionOptions options{entity, rpc::make_none_authenticator()};
+  options.cluster_fsid = fsid;
+  return options;
+}
+
 }  // namespace
 
 ObjectClient::ObjectClient(ClientOptions options)
@@ -23,7 +29,7 @@ ObjectClient::ObjectClient(ClientOptions options)
       entity_("client." + options_.name + "." + random_nonce()),
       work_(io_.get_executor()),
       messenger_(io_.get_executor(),
-                 rpc::MessengerOptions{rpc::ConnectionOptions{entity_, rpc::make_none_authenticator()}},
+                 rpc::MessengerOptions{connection_options(entity_, options_.fsid)},
                  [this](rpc::ConnectionPtr, rpc::Frame frame) { maps_.on_push(frame); }),
       maps_(io_.get_executor(), messenger_, options_.mon_addrs) {}
 
@@ -47,6 +53,7 @@ ObjectClient::~ObjectClient() {
 
 awaitable<Status> ObjectClient::wait_for_map() {
   auto waited = co_await maps_.wait_ready(options_.connect_timeout);
+  if (!waited && waited.error().code() == ErrorCode::kWrongCluster) co_return waited;
   if (!waited) {
     std::string mons;
     for (const auto& m : options_.mon_addrs) mons += (mons.empty() ? "" : ",") + m;

@@ -22,6 +22,9 @@ namespace dfs::client {
 
 struct ClientOptions {
   std::vector<std::string> mon_addrs;
+  // The cluster to talk to ([global] fsid): every daemon reached must belong to it.
+  // Empty: any cluster at mon_addrs (a config without an fsid).
+  std::string fsid;
   std::string name = "admin";       // entity "client.<name>"
   Duration op_timeout{60000};        // a whole operation, retries included
   Duration attempt_timeout{20000};   // one request to one OSD
@@ -41,7 +44,8 @@ struct ObjectEntry {
 class ObjectClient {
  public:
   // Starts the I/O thread and waits for the first map.
-  // Errors: kUnavailable (no monitor answered within connect_timeout), kInvalidArgument.
+  // Errors: kUnavailable (no monitor answered within connect_timeout), kInvalidArgument,
+  // kWrongCluster (a monitor belongs to another cluster than options.fsid).
   static Result<std::unique_ptr<ObjectClient>> connect(ClientOptions options);
   ~ObjectClient();
 

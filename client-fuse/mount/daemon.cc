@@ -101,22 +101,40 @@ std::string default_log_file(const MountOptions& o) {
   return dir + "/client." + o.name + ".log";
 }
 
-Result<std::vector<std::string>> monitors(const MountOptions& o) {
-  if (!o.source.mon_addrs.empty()) return o.source.mon_addrs;
+// The cluster to mount: its monitors and the fsid they must have.
+struct ClusterToMount {
+  std::vector<std::string> mon_addrs;
+  std::string fsid;  // empty: any cluster at mon_addrs
+};
+
+// Monitors from the source, else from the config file (conf=, $DFS_CONF or
+// /etc/dfs/dfs.conf); the fsid from fsid=, else from that config file. A source that
+// names the monitors needs no config file: without one (or with one that cannot be
+// read, unless conf= names it) the mount checks no fsid.
+Result<ClusterToMount> cluster_to_mount(const MountOptions& o) {
+  ClusterToMount cluster{o.source.mon_addrs, o.fsid};
   std::string path = resolve_config_path(o.conf);
   auto config = Config::load_file(path);
   if (!config) {
+    if (!o.source.mon_addrs.empty() && o.conf.empty()) return cluster;
+    if (!o.source.mon_addrs.empty()) return unexpected(std::move(config).error());
     return unexpected(std::move(config).error().with_context(
         "the source names no monitor, so they come from " + path));
   }
-  auto addrs = split_list(config->get_or("global", "mon_addrs", ""));
-  if (addrs.empty()) return make_error(ErrorCode::kInvalidArgument, "no mon_addrs in " + path);
-  return addrs;
+  if (cluster.fsid.empty()) cluster.fsid = config->get_or("global", "fsid", "");
+  if (cluster.mon_addrs.empty()) {
+    cluster.mon_addrs = split_list(config->get_or("global", "mon_addrs", ""));
+    if (cluster.mon_addrs.empty()) {
+      return make_error(ErrorCode::kInvalidArgument, "no mon_addrs in " + path);
+    }
+  }
+  return cluster;
 }
 
-client::FileClientOptions client_options(const MountOptions& o, std::vector<std::string> mons) {
+client::FileClientOptions client_options(const MountOptions& o, ClusterToMount cluster) {
   client::FileClientOptions c;
-  c.objects.mon_addrs = std::move(mons);
+  c.objects.mon_addrs = std::move(cluster.mon_addrs);
+  c.objects.fsid = std::move(cluster.fsid);
   c.objects.name = o.name;
   c.objects.op_timeout = Duration(o.op_timeout_s * 1000ull);
   c.objects.attempt_timeout = std::min(c.objects.op_timeout, Duration(20000));
@@ -132,12 +150,13 @@ client::FileClientOptions client_options(const MountOptions& o, std::vector<std:
 
 // Everything after the fork: connect, mount, serve. Returns the exit status.
 int serve(const MountOptions& o, Reporter& reporter) {
-  auto mons = monitors(o);
-  if (!mons) {
-    reporter.fail(mons.error().to_string());
+  auto cluster = cluster_to_mount(o);
+  if (!cluster) {
+    reporter.fail(cluster.error().to_string());
     return 1;
   }
-  auto client = client::FileClient::connect(client_options(o, *mons));
+  const std::vector<std::string> mons = cluster->mon_addrs;
+  auto client = client::FileClient::connect(client_options(o, std::move(*cluster)));
   if (!client) {
     reporter.fail(client.error().to_string());
     return 1;
@@ -178,7 +197,7 @@ int serve(const MountOptions& o, Reporter& reporter) {
   MountOptions shown = o;  // /proc/mounts names the monitors even when the config did
   if (o.source.mon_addrs.empty()) {
     std::string names;
-    for (const auto& m : *mons) names += (names.empty() ? "" : ",") + m;
+    for (const auto& m : mons) names += (names.empty() ? "" : ",") + m;
     shown.source_text = names + o.source_text;
   }
   args.push_back(fuse_mount_options(shown, ::geteuid() == 0));

@@ -133,6 +133,8 @@ Status apply_option(MountOptions& o, const std::string& key,
     if (::access(o.conf.c_str(), R_OK) != 0) return bad("conf file " + o.conf + " cannot be read");
   } else if (key == "fs") {
     o.fs = DFS_TRY(need());
+  } else if (key == "fsid") {
+    o.fsid = DFS_TRY(need());
   } else if (key == "ro") {
     DFS_TRY_STATUS(flag());
     o.read_only = true;

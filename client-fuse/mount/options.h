@@ -27,6 +27,9 @@ struct MountOptions {
   std::string name = "admin";  // client.NAME
   std::string secretfile;
   std::string conf;  // config file: monitors when the source names none
+  // The cluster the monitors must belong to (fsid=); unset: the config file's fsid
+  // (conf=, $DFS_CONF or /etc/dfs/dfs.conf), none without a config file.
+  std::string fsid;
   std::string fs;    // file system name (one per cluster for now)
   bool read_only = false;
   bool foreground = false;

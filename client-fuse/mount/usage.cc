@@ -22,6 +22,8 @@ options (-o, comma-separated):
   secretfile=PATH       file holding the client's key
   conf=PATH             cluster config (default $DFS_CONF, then /etc/dfs/dfs.conf)
   fs=NAME               file system name
+  fsid=UUID             the cluster the monitors must belong to; the mount fails if
+                        they belong to another (default: fsid in the config file)
   ro                    read-only
   cache=exclusive|shared
                         exclusive (default): this is the only client of the file system,

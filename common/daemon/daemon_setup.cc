@@ -74,6 +74,12 @@ std::optional<DaemonSetup> set_up_daemon(DaemonType type, const std::string& id,
   const std::string section = type_name + "." + id;
   auto config = Config::load_file(resolve_config_path(flags.conf));
   if (!config) return fail(config.error().to_string());
+  std::string fsid = config->get_or("global", "fsid", "");
+  if (fsid.empty()) {
+    return fail("no fsid in [global] of " + config->origin() +
+                ": a daemon must name the cluster it belongs to (dfs bootstrap and "
+                "tools/dfs-dev write one)");
+  }
   std::string data = flags.data.empty() ? config->get_or(section, "data", "") : flags.data;
   if (data.empty()) return fail("no data directory: set [" + section + "] data or pass --data");
   std::string log_file =
@@ -81,7 +87,7 @@ std::optional<DaemonSetup> set_up_daemon(DaemonType type, const std::string& id,
   auto logged = init_logging({section, log_file, config->get_or(section, "log_level", "info")});
   if (!logged) return fail(logged.error().to_string());
   spdlog::info("{}", allocator_tuning_summary());
-  return DaemonSetup{section, std::move(*config), std::move(data)};
+  return DaemonSetup{section, std::move(*config), std::move(data), std::move(fsid)};
 }
 
 }  // namespace dfs

@@ -40,9 +40,12 @@ struct DaemonSetup {
   std::string section;  // the daemon's config section: "osd.3"
   Config config;
   std::string data;  // the data directory
+  std::string fsid;  // the cluster it belongs to: [global] fsid
 };
 
 // Sets up daemon `id` of `type`: loads the config file (resolve_config_path(flags.conf)),
+// requires the cluster's fsid in its [global] section (a daemon proves its cluster in
+// every connection's handshake; common/rpc/cluster_identity.h),
 // takes the data directory from --data, else [section] data, and starts logging to
 // --log-file, else [section] log_file, else stderr, at [section] log_level (default info).
 // On failure prints one "dfs-<type>: <why>" line on stderr and returns nullopt; the

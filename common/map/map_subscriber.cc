@@ -38,6 +38,7 @@ awaitable<void> MapSubscriber::subscribe_loop() {
     auto deadline = Clock::now() + Duration(3000);
     auto conn = co_await messenger_.connection(mon, deadline);
     if (!conn) {
+      if (conn.error().code() == ErrorCode::kWrongCluster) note_wrong_cluster(conn.error());
       ++current_mon_;
       co_await sleep_for(Duration(200));
       continue;
@@ -142,9 +143,18 @@ awaitable<Status> MapSubscriber::wait_for_epoch(uint64_t epoch, Duration timeout
   co_return ok_status();
 }
 
+void MapSubscriber::note_wrong_cluster(const Error& error) {
+  if (ready_ || wrong_cluster_) return;
+  spdlog::info("monitor refused: {}", error.to_string());  // the owner reports it
+  wrong_cluster_ = error;
+  for (auto& waiter : waiters_) waiter->cancel();
+  waiters_.clear();
+}
+
 awaitable<Status> MapSubscriber::wait_ready(Duration timeout) {
   auto deadline = Clock::now() + timeout;
   while (!ready_) {
+    if (wrong_cluster_) co_return unexpected(*wrong_cluster_);
     if (Clock::now() >= deadline) co_return make_error(ErrorCode::kTimeout, "no monitor answered");
     auto waiter = std::make_shared<asio::steady_timer>(executor_, deadline);
     waiters_.push_back(waiter);

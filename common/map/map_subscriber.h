@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,8 @@ class MapSubscriber {
   // Waits until the map's epoch is at least `epoch`. Errors: kTimeout.
   awaitable<Status> wait_for_epoch(uint64_t epoch, Duration timeout);
   // Waits until the first answer from a monitor (the map may still be empty).
-  // Errors: kTimeout.
+  // Errors: kTimeout; kWrongCluster when a monitor refused us as a member of another
+  // cluster (or names another itself) before any answered: waiting longer cannot help.
   awaitable<Status> wait_ready(Duration timeout);
   bool ready() const { return ready_; }
   // Waits for any epoch newer than the current one. Errors: kTimeout.
@@ -57,6 +59,8 @@ class MapSubscriber {
   awaitable<void> probe_subscription();
   void apply(const proto::MapUpdate& update);
   void notify(const ClusterMap& previous);
+  // Keeps a monitor's refusal of our cluster (the first) for wait_ready and wakes it.
+  void note_wrong_cluster(const Error& error);
 
   asio::any_io_executor executor_;
   rpc::Messenger& messenger_;
@@ -67,6 +71,7 @@ class MapSubscriber {
   std::vector<std::shared_ptr<asio::steady_timer>> waiters_;
   rpc::ConnectionPtr subscribed_on_;
   bool ready_ = false;
+  std::optional<Error> wrong_cluster_;  // a monitor's refusal, before any answered
 };
 
 }  // namespace dfs

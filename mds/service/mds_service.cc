@@ -6,6 +6,7 @@
 
 #include "common/proto/mon.pb.h"
 #include "common/raft/raft_status_proto.h"
+#include "common/rpc/cluster_identity.h"
 #include "common/rpc/methods.h"
 #include "mds/ops/meta_view.h"
 
@@ -103,6 +104,7 @@ Result<std::string> MdsService::start() {
   rpc::ConnectionOptions conn_options;
   conn_options.local_entity = entity_;
   conn_options.auth = rpc::make_none_authenticator();
+  conn_options.cluster_fsid = options_.cluster_fsid;
   server_ = std::make_unique<rpc::RpcServer>(executor_, conn_options);
   for (uint32_t method : kMdsMethods) {
     server_->handle(method, [this, method](rpc::ConnectionPtr conn, rpc::Frame frame) {
@@ -149,6 +151,7 @@ awaitable<void> MdsService::boot_loop() {
     // What we are now: a takeover or a step-down while a boot was in flight is
     // announced by the next round.
     proto::CommandRequest request;
+    request.set_fsid(options_.cluster_fsid);
     auto* boot = request.mutable_command()->mutable_boot_mds();
     boot->set_name(entity_);
     boot->set_addr(address_);
@@ -165,6 +168,12 @@ awaitable<void> MdsService::boot_loop() {
                    parsed ? parsed->epoch() : 0, boot->standby() ? "standby" : "active");
       if (boot->standby() == !serving_ && boot->instance() == instance_) break;
       continue;
+    }
+    if (reply.error().code() == ErrorCode::kWrongCluster) {
+      spdlog::error("{} cannot join: the monitors belong to another cluster: {}", entity_,
+                    reply.error().context());
+      if (options_.on_wrong_cluster) options_.on_wrong_cluster(reply.error());
+      break;
     }
     spdlog::warn("{} boot not accepted yet: {}", entity_, reply.error().to_string());
     co_await sleep_for(Duration(1000));
@@ -260,6 +269,17 @@ std::string MdsService::client_of(const proto::MdsRequestHeader& header,
   return "anonymous";
 }
 
+Status MdsService::admit_session(const proto::SessionRequest& request,
+                                 const rpc::ConnectionPtr& conn) const {
+  rpc::PeerIdentity client{request.client(), conn ? conn->peer_address() : "?", request.fsid()};
+  auto admitted = rpc::admit_peer(options_.cluster_fsid, client);
+  if (admitted) return ok_status();
+  spdlog::warn("{}", rpc::refusal_line(client, admitted.error()));
+  return make_error(ErrorCode::kWrongCluster,
+                    entity_ + " refused the session of " + client.entity + ": " +
+                        admitted.error().context());
+}
+
 awaitable<MdsService::Reply> MdsService::submit(proto::MdsLogEntry entry) {
   auto body = co_await committer_.submit(std::move(entry));
   if (!body) co_return unexpected(std::move(body).error());
@@ -285,6 +305,9 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
   if (method == rpc::kMdsSession) {
     proto::SessionRequest hello;
     if (hello.ParseFromString(body) && !hello.client().empty()) client = hello.client();
+    if (auto admitted = admit_session(hello, conn); !admitted) {
+      co_return unexpected(std::move(admitted).error());
+    }
   }
   Session& session = sessions_.touch(client, conn, Clock::now());
   uint64_t seq = header.reqid().seq();

@@ -30,6 +30,13 @@ struct MdsOptions {
   std::string name = "a";  // entity "mds.<name>"
   std::string listen_addr = "127.0.0.1:0";
   std::vector<std::string> mon_addrs;
+  // The cluster this MDS belongs to ([global] fsid): proved in every connection's
+  // handshake and in its boot; peers and client sessions of another cluster are refused.
+  // Empty (tests): names none and accepts everyone.
+  std::string cluster_fsid;
+  // Called once when the monitors refuse this MDS as a member of another cluster:
+  // retrying cannot help, so the owner stops the daemon with a non-zero status.
+  std::function<void(const Error&)> on_wrong_cluster;
   FsSettings fs = default_fs_settings();
   std::string fs_name = "dfs";
   NowFn now;                         // default: the real-time clock
@@ -91,6 +98,9 @@ class MdsService {
   std::string client_of(const proto::MdsRequestHeader& header,
                         const rpc::ConnectionPtr& conn) const;
   awaitable<Reply> submit(proto::MdsLogEntry entry);
+  // A kMdsSession naming another cluster is refused (and logged) before it is
+  // registered. Errors: kWrongCluster.
+  Status admit_session(const proto::SessionRequest& request, const rpc::ConnectionPtr& conn) const;
   // kMdsBatch: the items through handle(), one after the other.
   awaitable<Reply> on_batch(std::string body, rpc::ConnectionPtr conn);
 

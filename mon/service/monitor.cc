@@ -4,6 +4,7 @@
 
 #include "common/raft/raft_status_proto.h"
 #include "common/raft/rocks_storage.h"
+#include "common/rpc/cluster_identity.h"
 #include "common/rpc/methods.h"
 
 namespace dfs::mon {
@@ -16,6 +17,7 @@ rpc::ConnectionOptions connection_options(const MonitorOptions& options) {
   rpc::ConnectionOptions out;
   out.local_entity = options.entity;
   out.auth = rpc::make_none_authenticator();
+  out.cluster_fsid = options.cluster_fsid;
   return out;
 }
 
@@ -201,6 +203,7 @@ awaitable<Status> Monitor::wait_for_epoch(uint64_t epoch, Clock::time_point dead
 awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::Frame frame) {
   if (!is_leader()) co_return co_await forward(std::move(conn), std::move(frame));
   auto request = DFS_CO_TRY(rpc::parse_body<proto::CommandRequest>(frame.body));
+  DFS_CO_TRY_STATUS(admit_command(request, *conn));
   const auto& command = request.command();
   const ClusterMap& map = sm_.map();
   // A resent boot (same process instance, already up there) changes nothing; a
@@ -248,6 +251,29 @@ awaitable<Result<rpc::Reply>> Monitor::on_command(rpc::ConnectionPtr conn, rpc::
   proto::CommandReply reply;
   reply.set_epoch(*epoch);
   co_return rpc::make_reply(reply);
+}
+
+Status Monitor::admit_command(const proto::CommandRequest& request,
+                              const rpc::Connection& conn) const {
+  const auto& command = request.command();
+  const bool boot = command.has_boot_osd() || command.has_boot_mds();
+  // Other commands were admitted by the handshake of the monitor they reached first
+  // (a forwarded one comes from a monitor, whose entity says nothing of the sender):
+  // only an fsid they name is checked.
+  if (!boot && request.fsid().empty()) return ok_status();
+  rpc::PeerIdentity sender{conn.peer_entity(), conn.peer_address(), request.fsid()};
+  if (command.has_boot_osd()) {
+    sender.entity = "osd." + std::to_string(command.boot_osd().id());
+    sender.address = command.boot_osd().addr();
+  } else if (command.has_boot_mds()) {
+    sender.entity = command.boot_mds().name();
+    sender.address = command.boot_mds().addr();
+  }
+  auto admitted = rpc::admit_peer(sm_.map().proto().fsid(), sender);
+  if (admitted) return ok_status();
+  spdlog::warn("{}", rpc::refusal_line(sender, admitted.error()));
+  return make_error(ErrorCode::kWrongCluster, options_.entity + " refused " + sender.entity +
+                                                  ": " + admitted.error().context());
 }
 
 awaitable<Result<rpc::Reply>> Monitor::on_beacon(rpc::ConnectionPtr conn, rpc::Frame frame) {

@@ -33,6 +33,9 @@ using MonMember = raft::RaftMember;
 struct MonitorOptions {
   std::string entity = "mon.a";
   std::string listen_addr = "127.0.0.1:6789";
+  // The cluster this monitor belongs to ([global] fsid, the same as its map's): proved
+  // in every connection's handshake; peers of another cluster are refused.
+  std::string cluster_fsid;
   raft::NodeId id = 1;              // this monitor's Raft node id
   std::vector<MonMember> members;   // every monitor, this one included; empty: alone
   FailureDetectorOptions failure;
@@ -70,6 +73,10 @@ class Monitor {
   Handler on_get_map(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_subscribe(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_command(rpc::ConnectionPtr conn, rpc::Frame frame);
+  // A command naming another cluster, or a daemon's boot naming none, is refused (and
+  // logged): it may come forwarded, past only a follower's handshake, and a boot names
+  // the daemon itself. Errors: kWrongCluster.
+  Status admit_command(const proto::CommandRequest& request, const rpc::Connection& conn) const;
   Handler on_beacon(rpc::ConnectionPtr conn, rpc::Frame frame);
   // Commits the OSD's space state (full_ratio, nearfull_ratio) when its beacon changes it.
   awaitable<void> judge_space(const proto::OsdBeacon& beacon);

@@ -13,6 +13,16 @@ ObjectKey object_key(const proto::ObjectLocator& object) {
   return ObjectKey{object.pool(), object.pg(), object.name()};
 }
 
+namespace {
+
+rpc::ConnectionOptions connection_options(const std::string& entity, const std::string& fsid) {
+  rpc::ConnectionOptions options{entity, rpc::make_none_authenticator()};
+  options.cluster_fsid = fsid;
+  return options;
+}
+
+}  // namespace
+
 OsdService::OsdService(asio::any_io_executor executor, OsdOptions options,
                        std::unique_ptr<ObjectStore> store)
     : executor_(executor),
@@ -21,10 +31,10 @@ OsdService::OsdService(asio::any_io_executor executor, OsdOptions options,
       blocking_(options_.blocking_threads),
       store_(std::move(store)),
       messenger_(executor,
-                 rpc::MessengerOptions{rpc::ConnectionOptions{entity_, rpc::make_none_authenticator()}},
+                 rpc::MessengerOptions{connection_options(entity_, options_.cluster_fsid)},
                  [this](rpc::ConnectionPtr, rpc::Frame frame) { maps_.on_push(frame); }),
       maps_(executor, messenger_, options_.mon_addrs),
-      server_(executor, rpc::ConnectionOptions{entity_, rpc::make_none_authenticator()}),
+      server_(executor, connection_options(entity_, options_.cluster_fsid)),
       instance_((uint64_t(std::random_device{}()) << 32) | std::random_device{}()) {}
 
 OsdService::~OsdService() {
@@ -59,6 +69,7 @@ awaitable<void> OsdService::boot_loop() {
   if (booting_) co_return;
   booting_ = true;
   proto::CommandRequest request;
+  request.set_fsid(options_.cluster_fsid);
   auto* boot = request.mutable_command()->mutable_boot_osd();
   boot->set_id(options_.id);
   boot->set_addr(address_);
@@ -70,6 +81,12 @@ awaitable<void> OsdService::boot_loop() {
     if (reply) {
       auto parsed = rpc::parse_body<proto::CommandReply>(reply->body);
       spdlog::info("{} booted at map epoch {}", entity_, parsed ? parsed->epoch() : 0);
+      break;
+    }
+    if (reply.error().code() == ErrorCode::kWrongCluster) {
+      spdlog::error("{} cannot join: the monitors belong to another cluster: {}", entity_,
+                    reply.error().context());
+      if (options_.on_wrong_cluster) options_.on_wrong_cluster(reply.error());
       break;
     }
     spdlog::warn("{} boot not accepted yet: {}", entity_, reply.error().to_string());

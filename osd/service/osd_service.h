@@ -4,6 +4,7 @@
 // Protocol state lives on the single I/O thread; store calls run on `blocking_`.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <memory>
@@ -27,6 +28,12 @@ struct OsdOptions {
   std::string host;
   double weight = 1.0;
   std::vector<std::string> mon_addrs;
+  // The cluster this OSD belongs to ([global] fsid): proved in every connection's
+  // handshake and in its boot; peers of another cluster are refused.
+  std::string cluster_fsid;
+  // Called once when the monitors refuse this OSD as a member of another cluster:
+  // retrying cannot help, so the owner stops the daemon with a non-zero status.
+  std::function<void(const Error&)> on_wrong_cluster;
   Duration beacon_interval{1000};
   Duration replica_timeout{5000};  // one replica write; then the peer is reported
   Duration map_wait{30000};        // how long a request waits for a newer map

@@ -15,7 +15,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-printf '[global]\nmon_addrs = 127.0.0.1:1\n[osd.0]\ndata = %s/osd.0\n' "$work" >"$work/dfs.conf"
+printf '[global]\nfsid = loop-file-test\nmon_addrs = 127.0.0.1:1\n[osd.0]\ndata = %s/osd.0\n' "$work" >"$work/dfs.conf"
 osd() { "$build/osd/dfs-osd" -c "$work/dfs.conf" -i 0 "$@"; }
 
 if ! out="$(osd --mkfs --loop-file "$work/osd0.img" --size 128M 2>&1)"; then

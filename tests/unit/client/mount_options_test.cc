@@ -159,7 +159,7 @@ TEST_CASE("client/mount_options: option lists") {
     CHECK(h->help);
     std::string text = mount_usage();
     for (const char* key :
-         {"name=", "secretfile=", "conf=", "fs=", "ro ", "cache=", "entry_timeout=",
+         {"name=", "secretfile=", "conf=", "fs=", "fsid=", "ro ", "cache=", "entry_timeout=",
           "attr_timeout=", "negative_timeout=", "op_timeout=", "mount_timeout=", "readahead_kb=",
           "poll_us=", "nowriteback", "noacl", "nosplice", "prefill_kb=", "nokillpriv", "debug", "log_file=", "log_level="}) {
       CHECK_MESSAGE(text.find(key) != std::string::npos, key);
