@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 start_cluster --mds 1
 step "the lxc-shaped tree at scale 0.25 (the benchmark's, where the bug showed)"
 src="$work/src"
-python3 "$repo/../shared/bench/gen_tree.py" "$src" --scale 0.25 --seed 1 --quiet
+python3 "$repo/tools/bench/gen_tree" "$src" --scale 0.25 --seed 1 --quiet
 
 for round in 1 2 3; do
   step "round $round: rsync onto dfs, remount, compare"

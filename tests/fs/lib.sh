@@ -90,10 +90,8 @@ start_cluster() {  # start_cluster [dfs-dev up options...]
   mountpoint -q "$mnt" || fail "nothing mounted at $mnt"
 }
 
-gen_tree() {  # gen_tree DEST SCALE
-  local gen="$repo/../shared/bench/gen_tree.py"
-  [ -f "$gen" ] || fail "tree generator not found at $gen"
-  python3 "$gen" "$1" --scale "$2" --seed 7 --quiet
+gen_tree() {  # gen_tree DEST SCALE: the lxc-shaped tree of tools/bench/gen_tree, seed 7
+  python3 "$repo/tools/bench/gen_tree" "$1" --scale "$2" --seed 7 --quiet
 }
 
 # Prints differences between two trees (contents, modes, owners, times, links, xattrs,

@@ -9,8 +9,8 @@ repo="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${DFS_BUILD_DIR:-$repo/build}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (a read-only bind mount)"; exit 77; }
-gen="$repo/../shared/bench/gen_tree.py"
-[ -f "$gen" ] || { echo "SKIP: no tree generator at $gen"; exit 77; }
+gen="$repo/tools/bench/gen_tree"
+[ -f "$gen" ] || fail "no tree generator at $gen"
 work="$(mktemp -d /tmp/dfs-bench-test.XXXXXX)"
 cleanup() {
   mountpoint -q "$work/ro" && umount "$work/ro"

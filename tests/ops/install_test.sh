@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 6, install: `cmake --install BUILD --prefix /usr` puts the daemons and `dfs` in
-# /usr/bin, mount.dfs in /sbin and the systemd units in /usr/lib/systemd/system, and
-# nothing else anywhere (installed into a staging DESTDIR, so the machine is untouched).
+# /usr/bin, mount.dfs in /sbin, the systemd units in /usr/lib/systemd/system and the
+# benchmark's tree generator and tree digest in /usr/share/dfs, and nothing else
+# anywhere (installed into a staging DESTDIR, so the machine is untouched).
 # The installed units then pass `systemd-analyze verify` with no complaint at all (it
 # only warns about an unknown key or a bad value, so any output fails the test), with
 # the staging tree as its root and this machine's own systemd units beside ours.
@@ -23,7 +24,9 @@ usr/bin/dfs-osd
 usr/lib/systemd/system/dfs-mds@.service
 usr/lib/systemd/system/dfs-mon@.service
 usr/lib/systemd/system/dfs-osd@.service
-usr/lib/systemd/system/dfs.target"
+usr/lib/systemd/system/dfs.target
+usr/share/dfs/gen_tree
+usr/share/dfs/treesum"
 actual="$(cd "$stage/root" && find . -type f -o -type l | sed 's|^\./||' | sort)"
 if [ "$actual" != "$expected" ]; then
   diff <(echo "$expected") <(echo "$actual") || true

@@ -2,7 +2,7 @@
 # Cold read-back A/B: prefetch_listings=0 against =4, alternating, on one dev cluster
 # (one MDS), with the local read-back of the same tree in the same run.
 # Usage: tools/bench/readback_ab.sh [ROUNDS] (as root; the tree in /var/tmp/pf-src, made
-# with ../shared/bench/gen_tree.py --scale 0.25). Results: docs/benchmarks.md.
+# with tools/bench/gen_tree --scale 0.25). Results: docs/benchmarks.md.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"; build="${DFS_BUILD_DIR:-$repo/build}"
 rounds="${1:-3}"

@@ -42,16 +42,36 @@ std::string now_text(const char* format) {
   return buf;
 }
 
-// ../shared/bench/gen_tree.py beside the source tree this binary was built from
-// (build/tools/dfs/dfs), else empty.
+// The source directory of the CMake build in build_dir (from its CMakeCache.txt), or
+// empty when build_dir is not one.
+std::string cmake_source_dir(const std::filesystem::path& build_dir) {
+  std::ifstream cache(build_dir / "CMakeCache.txt");
+  const std::string key = "CMAKE_HOME_DIRECTORY:INTERNAL=";
+  for (std::string line; std::getline(cache, line);) {
+    if (line.rfind(key, 0) == 0) return line.substr(key.size());
+  }
+  return "";
+}
+
+// The tree generator: tools/bench/gen_tree of the source tree this binary was built
+// from (found by going up from the binary: into the source tree when the build
+// directory is inside it, as build/tools/dfs/dfs, or through the build directory's
+// CMakeCache.txt when it is elsewhere), else the installed one (PREFIX/bin/dfs:
+// PREFIX/share/dfs/gen_tree), else empty.
 std::string default_tree_generator() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "";
+  const std::filesystem::path generator = std::filesystem::path("tools") / "bench" / "gen_tree";
   for (auto dir = exe.parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
-    auto candidate = dir.parent_path() / "shared" / "bench" / "gen_tree.py";
-    if (std::filesystem::exists(candidate, ec)) return candidate.string();
+    if (std::filesystem::exists(dir / generator, ec)) return (dir / generator).string();
+    const std::string sources = cmake_source_dir(dir);
+    if (!sources.empty() && std::filesystem::exists(std::filesystem::path(sources) / generator, ec)) {
+      return (std::filesystem::path(sources) / generator).string();
+    }
   }
+  auto installed = exe.parent_path().parent_path() / "share" / "dfs" / "gen_tree";
+  if (std::filesystem::exists(installed, ec)) return installed.string();
   return "";
 }
 
@@ -106,7 +126,7 @@ int run_bench(const BenchFlags& flags, const std::string& command_line) {
   std::vector<std::string> suites = flags.suites;
   if (suites.empty()) suites = {"fio", "db", "tree", "meta"};
   if (std::find(suites.begin(), suites.end(), "tree") != suites.end() && options.tree_generator.empty()) {
-    return fail("the tree suite needs the tree generator: pass --tree-generator PATH/gen_tree.py");
+    return fail("the tree suite needs the tree generator: pass --tree-generator PATH/gen_tree");
   }
 
   // Each target gets a scratch directory of its own, removed at the end.
@@ -215,7 +235,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tree-scale", flags->tree_scale, "size of the generated tree (1.0: ~1.2 GB; "
                                                       "default 0.05 with --quick, else 0.25)");
   cmd->add_option("--tree-generator", flags->tree_generator,
-                  "gen_tree.py (default ../shared/bench/gen_tree.py beside the source tree)");
+                  "the tree generator (default tools/bench/gen_tree of the source tree this dfs was "
+                  "built in, else PREFIX/share/dfs/gen_tree)");
   cmd->callback([flags, &exit_code] {
     std::string line = "dfs bench";
     for (const auto& t : flags->targets) line += " --target " + t;

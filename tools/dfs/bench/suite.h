@@ -20,7 +20,7 @@ struct BenchOptions {
   bool quick = false;
   int rounds = 1;
   double tree_scale = 0.25;
-  std::string tree_generator;  // gen_tree.py
+  std::string tree_generator;  // tools/bench/gen_tree or another with its options
   std::string scratch;         // local scratch for the source tree and its tar
 };
 
