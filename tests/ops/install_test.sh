@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 6, install: `cmake --install BUILD --prefix /usr` puts the daemons and `dfs` in
-# /usr/bin, mount.dfs in /sbin, the systemd units in /usr/lib/systemd/system and the
+# Install: `cmake --install BUILD --prefix /usr` puts the daemons, `dfs` and the file
+# checker `dfs-fsx` in /usr/bin, mount.dfs in /sbin, the systemd units in /usr/lib/systemd/system and the
 # benchmark's tree generator and tree digest in /usr/share/dfs, and nothing else
 # anywhere (installed into a staging DESTDIR, so the machine is untouched).
 # The installed units then pass `systemd-analyze verify` with no complaint at all (it
@@ -17,6 +17,7 @@ DESTDIR="$stage/root" cmake --install "$build" --prefix /usr >"$stage/install.lo
   { cat "$stage/install.log"; fail "cmake --install failed"; }
 expected="sbin/mount.dfs
 usr/bin/dfs
+usr/bin/dfs-fsx
 usr/bin/dfs-fuse
 usr/bin/dfs-mds
 usr/bin/dfs-mon
