@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install: `cmake --install BUILD --prefix /usr` puts the daemons, `dfs` and the file
-# checker `dfs-fsx` in /usr/bin, mount.dfs in /sbin, the systemd units in /usr/lib/systemd/system and the
-# benchmark's tree generator and tree digest in /usr/share/dfs, and nothing else
-# anywhere (installed into a staging DESTDIR, so the machine is untouched).
+# checker `dfs-fsx` in /usr/bin, mount.dfs in /sbin, the systemd units in
+# /usr/lib/systemd/system and the benchmark's tree generator and tree digest in
+# /usr/share/dfs, and nothing else anywhere (installed into a staging DESTDIR, so the machine is untouched).
 # The installed units then pass `systemd-analyze verify` with no complaint at all (it
 # only warns about an unknown key or a bad value, so any output fails the test), with
 # the staging tree as its root and this machine's own systemd units beside ours.
