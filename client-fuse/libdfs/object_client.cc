@@ -263,6 +263,7 @@ awaitable<Result<std::string>> ObjectClient::read_from_osd(std::string pool, std
 
 awaitable<Result<uint64_t>> ObjectClient::mon_command(proto::MapCommand command) {
   proto::CommandRequest request;
+  request.set_fsid(options_.fsid);  // a boot sent for a daemon (tests, tools) needs it
   *request.mutable_command() = std::move(command);
   DFS_CO_AWAIT_TRY(auto frame, maps_.call_mon(rpc::kMonCommand, request.SerializeAsString(),
                                                   options_.op_timeout));

@@ -6,7 +6,6 @@
 // made for another cluster does not start.
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <future>
 #include <regex>
@@ -25,11 +24,6 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr char kOtherFsid[] = "another-cluster";
-
-// The fsid TestCluster writes into its dfs.conf.
-std::string fsid_of(const TestCluster& cluster) {
-  return std::filesystem::path(cluster.dir()).filename().string();
-}
 
 // A process of its own on the wire: entity and fsid as given, one request at a time.
 class Peer {
@@ -110,7 +104,7 @@ TEST_SUITE_BEGIN("integration");
 TEST_CASE("integration/cluster_identity: monitors and OSDs refuse a member of another cluster") {
   TestCluster cluster(ClusterOptions{.osds = 1});
   DFS_REQUIRE_OK(cluster.boot());
-  const std::string fsid = fsid_of(cluster);
+  const std::string fsid = cluster.fsid();
   const std::string why = "it belongs to cluster another-cluster, this is cluster " + fsid;
 
   Peer stranger("osd.9", kOtherFsid);
@@ -142,7 +136,7 @@ TEST_CASE("integration/cluster_identity: monitors and OSDs refuse a member of an
 TEST_CASE("integration/cluster_identity: the leader refuses a boot of another cluster, forwarded or not") {
   TestCluster cluster(ClusterOptions{.osds = 1, .mons = 3});
   DFS_REQUIRE_OK(cluster.boot());
-  const std::string fsid = fsid_of(cluster);
+  const std::string fsid = cluster.fsid();
   // A client naming no cluster passes every handshake: only the message can tell.
   Peer anonymous("client.identitytest", "");
   for (const auto& mon : cluster.mon_addrs()) {
@@ -181,7 +175,7 @@ TEST_CASE("integration/cluster_identity: the leader refuses a boot of another cl
 TEST_CASE("integration/cluster_identity: a store made for another cluster does not serve this one") {
   TestCluster cluster(ClusterOptions{.osds = 1});
   DFS_REQUIRE_OK(cluster.boot());
-  const std::string fsid = fsid_of(cluster);
+  const std::string fsid = cluster.fsid();
 
   SUBCASE("an OSD's disk") {
     DFS_REQUIRE_OK(cluster.kill("osd.0", SIGTERM));

@@ -139,7 +139,7 @@ void TestCluster::write_conf() {
   std::ofstream out(conf_path_);
   out << "# Written by dfs::test::TestCluster\n"
       << "[global]\n"
-      << "fsid = " << std::filesystem::path(dir_).filename().string() << "\n"
+      << "fsid = " << fsid() << "\n"
       << "mon_addrs = ";
   auto mons = mon_addrs();
   for (size_t i = 0; i < mons.size(); ++i) out << (i ? "," : "") << mons[i];
@@ -175,6 +175,8 @@ void TestCluster::write_conf() {
     }
   }
 }
+
+std::string TestCluster::fsid() const { return std::filesystem::path(dir_).filename().string(); }
 
 std::vector<std::string> TestCluster::mon_addrs() const {
   std::vector<std::string> out;
@@ -319,6 +321,7 @@ Result<client::ObjectClient*> TestCluster::admin() {
 Result<std::unique_ptr<client::ObjectClient>> TestCluster::client(Duration op_timeout) {
   client::ClientOptions options;
   options.mon_addrs = mon_addrs();
+  options.fsid = fsid();
   options.name = "test";
   options.op_timeout = op_timeout;
   options.attempt_timeout = std::min(op_timeout, Duration(20000));

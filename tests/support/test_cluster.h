@@ -100,6 +100,8 @@ class TestCluster {
   std::string log_of(const std::string& name) const;
   const std::string& conf_path() const { return conf_path_; }
   const std::string& dir() const { return dir_; }
+  // The cluster's fsid in dfs.conf (its directory's name); its clients send it.
+  std::string fsid() const;
   const std::string& mon_addr() const { return daemons_.at("mon.a").addr; }
   std::vector<std::string> mon_addrs() const;
   static std::string mon_name(int index) { return std::string("mon.") + char('a' + index); }
