@@ -230,6 +230,26 @@ TEST_CASE("mds/session: root, layout and instance") {
   CHECK(r->mds_instance() == h.service().instance());
 }
 
+TEST_CASE("mds/session: a client of another cluster is refused, one naming none is served") {
+  MdsOptions options = MdsHarness::default_options();
+  options.cluster_fsid = "fsid-a";
+  MdsHarness h(Backend::kRocks, options);
+  proto::SessionRequest req;
+  req.set_client("client.x");
+  req.set_fsid("fsid-b");
+  auto refused = h.call<proto::SessionReply>(rpc::kMdsSession, req);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code() == ErrorCode::kWrongCluster);
+  CHECK(refused.error().context() ==
+        "mds.a refused the session of client.x: it belongs to cluster fsid-b, this is cluster "
+        "fsid-a");
+  CHECK(h.service().sessions().size() == 0);  // refused before it was registered
+  req.set_fsid("fsid-a");
+  DFS_CHECK_OK(h.call<proto::SessionReply>(rpc::kMdsSession, req));
+  req.clear_fsid();  // a client without a config
+  DFS_CHECK_OK(h.call<proto::SessionReply>(rpc::kMdsSession, req));
+}
+
 TEST_CASE("mds/dedup: a resent request returns the first reply") {
   MdsHarness h;
   proto::MknodRequest req;
