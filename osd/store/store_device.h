@@ -1,7 +1,7 @@
 // Which file system holds an OSD's store, named so that OSDs sharing one disk can be
 // told apart from OSDs with a disk each: the cluster's capacity (`dfs df`, `dfs status`,
 // a mount's statfs) counts a shared disk's size and use once, not once per OSD
-// (common/capacity/capacity_sum.h).
+// (common/capacity/cluster_space.h).
 #pragma once
 
 #include <string>
