@@ -14,12 +14,6 @@
 namespace dfs::fsx {
 namespace {
 
-std::string hex(uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 // An I/O buffer aligned for O_DIRECT.
 struct AlignedBuffer {
   AlignedBuffer(uint64_t length, uint64_t alignment) {

@@ -32,13 +32,13 @@ const KindName& entry_of(OpKind kind) {
   std::abort();  // every kind is in the table
 }
 
+}  // namespace
+
 std::string hex(uint64_t value) {
   char text[24];
   std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
   return text;
 }
-
-}  // namespace
 
 std::string describe(const Operation& op) {
   const KindName& entry = entry_of(op.kind);

@@ -30,6 +30,9 @@ struct Operation {
   bool operator==(const Operation&) const = default;
 };
 
+// `value` as the checker prints offsets and sizes: "0x29540".
+std::string hex(uint64_t value);
+
 // "write 0x1f000 0x800", "truncate 0x29540", "fsync": the form `parse_operation` reads.
 std::string describe(const Operation& op);
 
