@@ -54,7 +54,7 @@ TEST_CASE("fsx/operation: the text form parses back to the same operation") {
   CHECK_FALSE(parse_operation("read 1 zz", &error).has_value());
 }
 
-TEST_CASE("fsx/generator: a seed gives the same operations; bounds and alignment hold") {
+TEST_CASE("fsx/generator: a seed gives the same operations, within bounds and aligned") {
   for (Mode mode : {Mode::kBuffered, Mode::kMmap, Mode::kDirect}) {
     GeneratorConfig config{mode, 256 * 1024, 64 * 1024, 4096};
     OpGenerator a(42, config), b(42, config), c(43, config);
@@ -82,7 +82,7 @@ TEST_CASE("fsx/generator: a seed gives the same operations; bounds and alignment
 
 // The checker against a local temporary file: every mode runs clean, and a byte changed
 // behind its back is reported with the offset.
-TEST_CASE("fsx/checker: clean on a local file; a stale byte is caught") {
+TEST_CASE("fsx/checker: clean on a local file, and a stale byte is caught") {
   char dir_template[] = "/tmp/fsx-test.XXXXXX";
   REQUIRE(mkdtemp(dir_template) != nullptr);
   std::string path = std::string(dir_template) + "/file";

@@ -87,7 +87,7 @@ TEST_CASE("client/listing_prefetch: failed fetches are dropped, slots bound the 
   CHECK(p.fetched() == 0);
 }
 
-TEST_CASE("client/listing_prefetch: off with no slots; held bytes bounded, oldest dropped") {
+TEST_CASE("client/listing_prefetch: off with no slots, held bytes bounded, oldest dropped") {
   ListingPrefetch off(0);
   off.want(1, Question{});
   CHECK_FALSE(off.next(0));

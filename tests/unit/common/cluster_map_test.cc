@@ -29,7 +29,7 @@ proto::MapCommand create_pool(std::string name, uint32_t size, uint32_t min_size
 
 }  // namespace
 
-TEST_CASE("common/map: commands bump the epoch; invalid ones change nothing") {
+TEST_CASE("common/map: commands bump the epoch, invalid ones change nothing") {
   ClusterMap map;
   for (int i = 0; i < 3; ++i) REQUIRE(map.apply(boot(i, "h" + std::to_string(i))));
   REQUIRE(map.apply(create_pool("data", 3, 2, 32)));

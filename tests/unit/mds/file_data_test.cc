@@ -103,7 +103,7 @@ TEST_CASE("mds/inline: commits and uninline of empty files") {
   DFS_REQUIRE_CODE(h.write_inline(d->ino(), 0, "x"), ErrorCode::kIsDirectory);
 }
 
-TEST_CASE("mds/inline: data has its own key; records of the earlier layout still read") {
+TEST_CASE("mds/inline: data has its own key, records of the earlier layout still read") {
   MdsHarness h;
   auto f = h.create(kRootIno, "f");
   DFS_REQUIRE_OK(h.write_inline(f->ino(), 0, "new layout"));

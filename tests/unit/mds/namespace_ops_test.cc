@@ -276,7 +276,7 @@ TEST_CASE("mds/dedup: a resent request returns the first reply") {
   CHECK(unlinks == 1);
 }
 
-TEST_CASE("mds/dedup: replies survive a restart; an ended session forgets them") {
+TEST_CASE("mds/dedup: replies survive a restart, an ended session forgets them") {
   auto options = MdsHarness::default_options();
   MdsHarness h(Backend::kRocks, options);
   proto::MknodRequest req;

@@ -59,7 +59,7 @@ TEST_CASE("mds/xattr: set, get, list, remove and flags") {
   CHECK(after->xattrs().at("user.c") == "x");
 }
 
-TEST_CASE("mds/xattr: the access ACL sets the mode; an equivalent one is not stored") {
+TEST_CASE("mds/xattr: the access ACL sets the mode, an equivalent one is not stored") {
   MdsHarness h;
   auto f = h.create(kRootIno, "f", 0644);
   DFS_REQUIRE_OK(h.setxattr(f->ino(), "system.posix_acl_access", rich_acl()));

@@ -39,7 +39,7 @@ TEST_CASE("mon/flap_damper: an OSD that went down too often is held back, longer
   CHECK(damper.downs_within_period(7, t + seconds(61)) == 6);
 }
 
-TEST_CASE("mon/flap_damper: downs older than the period are forgotten; 0 never damps") {
+TEST_CASE("mon/flap_damper: downs older than the period are forgotten, 0 never damps") {
   FlapDamper damper(options());
   auto t = FlapDamper::TimePoint{} + seconds(1000);
   for (int i = 0; i < 3; ++i) damper.on_down(1, t + seconds(i));
