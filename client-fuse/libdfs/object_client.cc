@@ -39,9 +39,21 @@ Result<std::unique_ptr<ObjectClient>> ObjectClient::connect(ClientOptions option
   }
   std::unique_ptr<ObjectClient> client(new ObjectClient(std::move(options)));
   client->thread_ = std::thread([c = client.get()] { c->io_.run(); });
-  asio::post(client->io_, [c = client.get()] { c->maps_.start(); });
+  asio::post(client->io_, [c = client.get()] {
+    c->maps_.add_listener([c](const ClusterMap& previous) { c->drop_dead_osds(previous); });
+    c->maps_.start();
+  });
   DFS_TRY_STATUS(client->run(client->wait_for_map()));
   return client;
+}
+
+void ObjectClient::drop_dead_osds(const ClusterMap& previous) {
+  for (const auto& osd : maps_.map().proto().osds()) {
+    const auto* before = previous.osd(osd.id());
+    if (before && (before->up_from() != osd.up_from() || (before->up() && !osd.up()))) {
+      messenger_.reset(before->addr());
+    }
+  }
 }
 
 ObjectClient::~ObjectClient() {

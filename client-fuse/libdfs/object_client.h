@@ -103,6 +103,11 @@ class ObjectClient {
  private:
   explicit ObjectClient(ClientOptions options);
   awaitable<Status> wait_for_map();
+  // A map listener: closes the connection to every OSD that went down or restarted, so
+  // that requests waiting on it fail at once and are retried at the PG's new primary
+  // (an OSD cut off from the network never answers, and its socket may not notice for
+  // minutes; waiting out attempt_timeout held write-behind data for 20 s).
+  void drop_dead_osds(const ClusterMap& previous);
   struct Target {
     const proto::Pool* pool;
     proto::ObjectLocator object;

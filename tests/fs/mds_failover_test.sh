@@ -56,8 +56,7 @@ d2="$(tree_diff "$work/src" "$mnt/t2")"
 [ -z "$d2" ] || { echo "$d2" | head -40; fail "the second dfs copy differs from the source"; }
 
 step "remount: the copies must come from the rank's replicated state"
-umount "$mnt"
-"$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
+remount_client  # waits for the old client to push everything and exit
 for t in t1 t2; do
   d="$(tree_diff "$work/src" "$mnt/$t")"
   [ -z "$d" ] || { echo "$d" | head -40; fail "$t differs from the source after a remount"; }

@@ -156,8 +156,7 @@ new_leader="$(active_mds)"
 [ -n "$new_leader" ] && [ "$new_leader" != "$victim" ] ||
   fail "rank 0's active MDS is '$new_leader' with $victim cut off"
 step "remount with $victim_host still cut off: the copy must come from the cluster, not the client"
-umount "$mnt"
-"$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
+remount_client  # waits for the old client to push everything and exit
 d1="$(tree_diff "$work/src" "$mnt/t1")"
 [ -z "$d1" ] || { echo "$d1" | head -40; fail "the dfs copy differs from the source"; }
 
@@ -182,8 +181,7 @@ step "$victim rejoined as a standby $(echo "$EPOCHREALTIME - $healed_at" | bc |
 dfs_cli status | sed 's/^/    /' || true
 
 step "remount after the heal: the namespace must be the rank's replicated state"
-umount "$mnt"
-"$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
+remount_client  # waits for the old client to push everything and exit
 # Contents too: the healed host's OSD, primary again for some placement groups, missed
 # the writes made while it was cut off; its PGs peer before they serve again
 # (osd/pg/peering.cc), so it serves them.
