@@ -380,12 +380,25 @@ awaitable<void> FileClient::reopen_all() {
     if (h->mds_open) opens.emplace_back(h->ino, h->creds);
   }
   spdlog::info("the MDS restarted: re-opening {} held files", opens.size());
+  // This runs ahead of the deferred changes still queued (see call_alone), so a file
+  // whose create is among them is unknown to the MDS yet; the create opens it when it
+  // applies. Those are counted, not reported one by one.
+  size_t not_created_yet = 0;
   for (auto& [ino, creds] : opens) {
     proto::OpenRequest request;
     request.set_ino(ino);
     auto reopened = co_await mds_.call_alone<proto::InodeReply>(rpc::kMdsOpen, std::move(request),
                                                                 creds, true);
-    if (!reopened) spdlog::warn("re-opening inode {:#x}: {}", ino, reopened.error().to_string());
+    if (reopened) continue;
+    if (is_gone(reopened.error()) && (mds_.deferred_pending() || !deferred_ops_.empty())) {
+      ++not_created_yet;
+    } else {
+      spdlog::warn("re-opening inode {:#x}: {}", ino, reopened.error().to_string());
+    }
+  }
+  if (not_created_yet > 0) {
+    spdlog::info("{} held files are not at the MDS yet: their creates are queued and open them",
+                 not_created_yet);
   }
 }
 

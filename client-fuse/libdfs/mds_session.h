@@ -103,6 +103,8 @@ class MdsSession {
   // The owner answered for them, so they are never dropped for the MDS being away; a
   // resend of one the MDS did apply is deduplicated by its request id.
   size_t unsent() const { return unsent_.size(); }
+  // Deferred mutations sent and not answered yet, or kept unsent.
+  bool deferred_pending() const { return deferred_in_flight_ > 0 || !unsent_.empty(); }
 
   // Called (and awaited) when a session opens on an MDS instance other than the one
   // before (it restarted and lost its in-memory open counts): the owner re-sends
