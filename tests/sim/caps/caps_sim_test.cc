@@ -6,19 +6,14 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "tests/sim/caps/caps_simulation.h"
+#include "tests/support/seeded_runs.h"
 
 namespace dfs::caps::sim {
 namespace {
-
-uint64_t env_u64(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);  // test configuration, read once per test case
-  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
-}
 
 std::string describe(uint64_t seed, const SimResult& r) {
   std::string out =
@@ -70,8 +65,8 @@ uint64_t first_failing_seed(const SimOptions& base, uint64_t limit, SimResult* o
 }
 
 TEST_CASE("caps/sim: safety and liveness over many seeds") {
-  if (const char* one = std::getenv("DFS_SEED"); one && *one) {
-    uint64_t seed = std::strtoull(one, nullptr, 10);
+  if (auto replay = dfs::test::replay_seed()) {
+    const uint64_t seed = *replay;
     SimResult r = CapsSimulation(SimOptions{.seed = seed, .trace = true}).run();
     for (const std::string& e : r.events) std::cout << e << "\n";
     std::cout << "seed " << seed << " (" << r.clients << " clients): " << summary(r.stats)
@@ -79,7 +74,7 @@ TEST_CASE("caps/sim: safety and liveness over many seeds") {
     CHECK_MESSAGE(r.violations.empty(), describe(seed, r));
     return;
   }
-  const uint64_t seeds = env_u64("DFS_SIM_SEEDS", 1000);
+  const uint64_t seeds = dfs::test::seed_count("DFS_SIM_SEEDS", 1000);
   auto start = std::chrono::steady_clock::now();
   SimStats total;
   size_t failures = 0;

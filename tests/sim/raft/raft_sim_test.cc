@@ -6,19 +6,14 @@
 // raft_simulation.h: Figure 8, a stale leader serving a read); the rest are random.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "tests/sim/raft/raft_simulation.h"
+#include "tests/support/seeded_runs.h"
 
 namespace dfs::raft::sim {
 namespace {
-
-uint64_t env_u64(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);  // test configuration, read once per test case
-  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
-}
 
 std::string describe(uint64_t seed, const SimResult& r) {
   std::string out = "seed " + std::to_string(seed) + " (" + scenario_name(r.scenario) + ") failed";
@@ -30,8 +25,8 @@ std::string describe(uint64_t seed, const SimResult& r) {
 }
 
 TEST_CASE("raft/sim: safety and linearizability over many seeds") {
-  if (const char* one = std::getenv("DFS_SEED"); one && *one) {
-    uint64_t seed = std::strtoull(one, nullptr, 10);
+  if (auto replay = dfs::test::replay_seed()) {
+    const uint64_t seed = *replay;
     SimResult r = RaftSimulation(SimOptions{.seed = seed}).run();
     std::cout << "seed " << seed << " (" << scenario_name(r.scenario) << "): committed "
               << r.committed << ", client ops " << r.completed_ops << "/" << r.client_ops
@@ -46,7 +41,7 @@ TEST_CASE("raft/sim: safety and linearizability over many seeds") {
     CHECK_MESSAGE(r.violations.empty(), describe(seed, r));
     return;
   }
-  uint64_t seeds = env_u64("DFS_SIM_SEEDS", 2000);
+  uint64_t seeds = dfs::test::seed_count("DFS_SIM_SEEDS", 2000);
   size_t failures = 0;
   size_t overtime_runs = 0;  // runs that converged only after their end
   SimResult total;

@@ -1,23 +1,19 @@
 // locks_checker: many seeded runs of the randomized checker (lock_checker.h). Environment:
-//   DFS_LOCK_SEEDS=n run seeds 1..n (default 1000) DFS_SEED=n run only seed n and print its whole
-//   event trace (replay a failure)
+//   DFS_LOCK_SEEDS=n  run seeds 1..n (default 1000)
+//   DFS_SEED=n        run only seed n and print its whole event trace (replay a failure)
 // Two more cases inject a bug each into LockTable and require the checker to catch it.
 #include "tests/unit/locks/lock_checker.h"
 
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
+#include "tests/support/seeded_runs.h"
+
 namespace dfs::locks::test {
 namespace {
-
-uint64_t env_u64(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);  // test configuration, read once per test case
-  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
-}
 
 std::string describe(uint64_t seed, const CheckerResult& r) {
   std::string out = "seed " + std::to_string(seed) + " failed:\n";
@@ -43,15 +39,15 @@ uint64_t first_failing_seed(CheckerOptions o, uint64_t limit, CheckerResult* out
 }
 
 TEST_CASE("locks/checker: the table agrees with the model over many seeds") {
-  if (const char* one = std::getenv("DFS_SEED"); one && *one) {
-    const uint64_t seed = std::strtoull(one, nullptr, 10);
+  if (auto replay = dfs::test::replay_seed()) {
+    const uint64_t seed = *replay;
     CheckerResult r = run_checker(CheckerOptions{.seed = seed, .trace = true});
     for (const std::string& e : r.events) std::cout << e << "\n";
     std::cout << "seed " << seed << ": " << r.stats.to_string() << "\n";
     CHECK_MESSAGE(r.violations.empty(), describe(seed, r));
     return;
   }
-  const uint64_t seeds = env_u64("DFS_LOCK_SEEDS", 1000);
+  const uint64_t seeds = dfs::test::seed_count("DFS_LOCK_SEEDS", 1000);
   const auto start = std::chrono::steady_clock::now();
   CheckerStats total;
   size_t failures = 0;

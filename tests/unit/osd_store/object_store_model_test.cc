@@ -3,11 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <random>
 #include <thread>
 
+#include "tests/support/seeded_runs.h"
 #include "tests/unit/osd_store/store_fixtures.h"
 
 namespace dfs::osd::testing {
@@ -18,11 +18,6 @@ struct ModelObject {
   ObjectVersion version;
 };
 using Model = std::map<ObjectKey, ModelObject>;
-
-uint64_t seed_from_env(uint64_t fallback) {
-  const char* env = std::getenv("DFS_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : fallback;
-}
 
 // Adds one random op to `t` and applies it to `m`.
 void random_op(std::mt19937_64& rng, Model& m, Transaction& t, uint32_t& stamp) {
@@ -77,7 +72,7 @@ void check_matches(ObjectStore& s, const Model& m) {
 
 TEST_CASE_TEMPLATE("osd/store: random transactions match a model", T, MemoryBackend, DirBackend,
                    DirDirectBackend) {
-  uint64_t seed = seed_from_env(12345);
+  uint64_t seed = dfs::test::replay_seed().value_or(12345);
   INFO("DFS_SEED=", seed);
   std::mt19937_64 rng(seed);
   T b;
