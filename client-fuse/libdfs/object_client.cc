@@ -48,12 +48,7 @@ Result<std::unique_ptr<ObjectClient>> ObjectClient::connect(ClientOptions option
 }
 
 void ObjectClient::drop_dead_osds(const ClusterMap& previous) {
-  for (const auto& osd : maps_.map().proto().osds()) {
-    const auto* before = previous.osd(osd.id());
-    if (before && (before->up_from() != osd.up_from() || (before->up() && !osd.up()))) {
-      messenger_.reset(before->addr());
-    }
-  }
+  for (const auto& addr : maps_.map().osd_addrs_gone_since(previous)) messenger_.reset(addr);
 }
 
 ObjectClient::~ObjectClient() {

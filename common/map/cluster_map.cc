@@ -270,4 +270,15 @@ bool ClusterMap::is_up(int32_t osd_id) const {
   return o && o->up();
 }
 
+std::vector<std::string> ClusterMap::osd_addrs_gone_since(const ClusterMap& previous) const {
+  std::vector<std::string> gone;
+  for (const auto& now : proto().osds()) {
+    const auto* before = previous.osd(now.id());
+    if (before && (before->up_from() != now.up_from() || (before->up() && !now.up()))) {
+      gone.push_back(before->addr());
+    }
+  }
+  return gone;
+}
+
 }  // namespace dfs

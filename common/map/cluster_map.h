@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,6 +46,9 @@ class ClusterMap {
   std::vector<int32_t> acting(const proto::Pool& pool, uint32_t pg) const;
 
   bool is_up(int32_t osd_id) const;
+  // The addresses (as in `previous`) of OSDs that were up there and are down or have
+  // restarted here: a connection to one of them is useless and should be closed.
+  std::vector<std::string> osd_addrs_gone_since(const ClusterMap& previous) const;
 
  private:
   void rebuild_crush();

@@ -122,12 +122,7 @@ void OsdService::on_map_change(const ClusterMap& previous) {
     spawn_checked(executor_, boot_loop());
   }
   // A peer that went down or restarted: its old connection is useless.
-  for (const auto& osd : map().proto().osds()) {
-    const auto* before = previous.osd(osd.id());
-    if (before && (before->up_from() != osd.up_from() || (before->up() && !osd.up()))) {
-      messenger_.reset(before->addr());
-    }
-  }
+  for (const auto& addr : map().osd_addrs_gone_since(previous)) messenger_.reset(addr);
   // PGs whose acting set changed peer (and recover) before they serve again.
   schedule_peering();
 }
