@@ -159,6 +159,11 @@ awaitable<Result<uint32_t>> OsdService::replicate(proto::WriteRequest request, s
   for (size_t i = 0; i + 1 < results.size(); ++i) {
     int32_t peer = acting[i + 1];
     Status result = results[i];
+    if (!result && result.error().code() == ErrorCode::kNotPrimary) {
+      // The replica's map (caught up to ours or newer) no longer has us as this PG's
+      // primary: the write belongs to the new primary; the client retries there.
+      co_return unexpected(std::move(result).error());
+    }
     if (!result && is_retryable(result.error().code())) {
       report_failure(peer, result.error());
       result = co_await retry_replica(peer, incarnations[i], rep, retry_data);
@@ -295,12 +300,29 @@ void OsdService::report_failure(int32_t peer, const Error& error) {
   }(this, report.SerializeAsString()));
 }
 
-awaitable<Result<rpc::Reply>> OsdService::on_rep_write(rpc::ConnectionPtr, rpc::Frame frame) {
+Status OsdService::check_replica_sender(const proto::RepWriteRequest& request,
+                                        const std::string& sender) const {
+  const auto& object = request.op().object();
+  const proto::Pool* pool = DFS_TRY(locate(object));
+  auto acting = map().acting(*pool, object.pg());
+  const auto* primary = acting.empty() ? nullptr : map().osd(acting.front());
+  if (primary && sender == "osd." + std::to_string(acting.front()) &&
+      request.epoch() >= primary->up_from()) {
+    return ok_status();
+  }
+  return Error(ErrorCode::kNotPrimary,
+               "a replica write from " + sender + " sent at epoch " +
+                   std::to_string(request.epoch()) + ", which is not the primary of pg " +
+                   std::to_string(object.pool()) + "." + std::to_string(object.pg()) +
+                   " in this incarnation at epoch " + std::to_string(map().epoch()));
+}
+
+awaitable<Result<rpc::Reply>> OsdService::on_rep_write(rpc::ConnectionPtr conn, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::RepWriteRequest>(frame.body));
   DFS_CO_TRY_STATUS(validate_write(request.op(), frame.data));
   auto guard = co_await locks_.lock(lock_key(request.op().object()));
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
-  DFS_CO_TRY(locate(request.op().object()));
+  DFS_CO_TRY_STATUS(check_replica_sender(request, conn ? conn->peer_entity() : std::string()));
   DFS_CO_AWAIT_TRY(PgState* pg, load_pg(request.op().object().pool(), request.op().object().pg()));
   DFS_CO_TRY_STATUS(co_await apply_local(request.op(), std::move(frame.data), request.version()));
   pg->observe(request.version());

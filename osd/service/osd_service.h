@@ -97,6 +97,13 @@ class OsdService {
   // write_path.cc
   Handler on_write(rpc::ConnectionPtr conn, rpc::Frame frame);
   Handler on_rep_write(rpc::ConnectionPtr conn, rpc::Frame frame);
+  // A replica write is taken only from the PG's primary in this OSD's map, sent by the
+  // incarnation that is up now (its epoch not older than the primary's up_from). A
+  // primary cut off from the network and marked down meanwhile may still have the write
+  // in its socket, delivered when the link heals: applied, it would overwrite what the
+  // new primary wrote since. Errors: kNotPrimary.
+  Status check_replica_sender(const proto::RepWriteRequest& request,
+                              const std::string& sender) const;
   awaitable<Result<uint32_t>> replicate(proto::WriteRequest request, std::string data,
                                         proto::Version version, std::vector<int32_t> acting,
                                         uint32_t min_size);
