@@ -149,6 +149,11 @@ int main(int argc, char** argv) {
   auto grace = config.get_int(section, "reclaim_grace_ms", 30000);
   if (!grace) return fail(grace.error().to_string());
   options.reclaim_grace = dfs::Duration(*grace);
+  // A mount that does not renew its session for this long is evicted and fenced.
+  auto session_timeout = config.get_int(section, "session_timeout_ms", 30000);
+  if (!session_timeout) return fail(session_timeout.error().to_string());
+  if (*session_timeout < 1000) return fail("session_timeout_ms must be at least 1000");
+  options.session_timeout = dfs::Duration(*session_timeout);
   // 1 (default): reply once a mutation is applied and logged, make the log durable in
   // the background and let fsync wait for it; 0: every reply waits for the disk.
   auto early = config.get_int(section, "early_replies", 1);

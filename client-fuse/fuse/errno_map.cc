@@ -64,6 +64,7 @@ int to_errno(ErrorCode code) {
     case ErrorCode::kProtocol:
     case ErrorCode::kVersionMismatch:
     case ErrorCode::kWrongCluster:
+    case ErrorCode::kFenced:
     case ErrorCode::kStaleEpoch:
     case ErrorCode::kNotPrimary:
     case ErrorCode::kNoSuchPool:

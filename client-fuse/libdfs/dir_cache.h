@@ -33,6 +33,11 @@ class DirCache {
   void removed(uint64_t dir, const std::string& name);
   // Stops tracking `dir` (removed, forgotten by the kernel, or its state uncertain).
   void forget(uint64_t dir);
+  // Stops tracking every directory (the session that kept them exact was evicted).
+  void clear() {
+    dirs_.clear();
+    names_ = 0;
+  }
 
   size_t dirs() const { return dirs_.size(); }
   size_t names() const { return names_; }

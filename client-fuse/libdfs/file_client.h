@@ -289,8 +289,15 @@ class FileClient {
   awaitable<Status> flush_state(std::shared_ptr<FileState> st);
   awaitable<Result<proto::Inode>> truncate(Creds creds, Ino ino, SetAttrArgs args);
   awaitable<void> flusher_loop();
-  // Re-sends kMdsOpen for every open handle (the MDS restarted).
-  awaitable<void> reopen_all();
+  // Re-sends kMdsOpen for every open handle (the MDS restarted, or a new session).
+  awaitable<void> reopen_all(std::string why);
+  // Eviction (eviction.cc): the MDS fenced this mount's session (it did not renew in
+  // time, or an operator evicted it). Files with writes not yet on the OSDs or the MDS,
+  // and the deferred changes, are lost: they fail with EIO (kFenced) and are never sent
+  // under the next session. Everything known exactly is forgotten (others changed
+  // things meanwhile), and the mount continues under a new entity and session.
+  void on_evicted(const Error& why);
+  void on_evicted_notice(const rpc::Frame& frame);
   // Deferred attribute changes (deferred_attrs.cc). In exclusive mode a chmod, chown or
   // utimes by root on an inode known exactly is answered at once with the MDS's own
   // op's outcome (attr_predict.h) and sent later, merged with the inode's other

@@ -278,6 +278,10 @@ awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
 awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st, bool* made_durable) {
   Status result;
   if (made_durable) *made_durable = false;
+  if (st->fenced) {  // what it held was lost with the evicted session: never pushed
+    co_return make_error(ErrorCode::kFenced,
+                         "the file had unwritten data when this mount's session was evicted");
+  }
   if (st->is_inline && st->inline_data.dirty() && (made_durable || !defer_inline_push(st))) {
     auto dirty = st->inline_data.take_dirty();
     uint64_t lo = dirty.offset;

@@ -16,6 +16,10 @@ Result<std::shared_ptr<Handle>> FileClient::handle(Fh fh) {
   if (it == handles_.end()) {
     return make_error(ErrorCode::kInvalidArgument, "no open file handle " + std::to_string(fh));
   }
+  if (it->second->state && it->second->state->fenced) {
+    return make_error(ErrorCode::kFenced,
+                      "the file had unwritten data when this mount's session was evicted");
+  }
   return it->second;
 }
 
@@ -371,7 +375,7 @@ void FileClient::drop_soon(const std::shared_ptr<FileState>& st) {
   if (st && st->handles == 0) spawn_checked(executor(), drop_state(st));
 }
 
-awaitable<void> FileClient::reopen_all() {
+awaitable<void> FileClient::reopen_all(std::string why) {
   std::vector<std::pair<Ino, Creds>> opens;
   for (auto& [ino, st] : states_) {
     if (st->mds_open) opens.emplace_back(ino, st->opener);
@@ -379,7 +383,7 @@ awaitable<void> FileClient::reopen_all() {
   for (auto& [fh, h] : handles_) {
     if (h->mds_open) opens.emplace_back(h->ino, h->creds);
   }
-  spdlog::info("the MDS restarted: re-opening {} held files", opens.size());
+  spdlog::info("{}: re-opening {} held files", why, opens.size());
   // This runs ahead of the deferred changes still queued (see call_alone), so a file
   // whose create is among them is unknown to the MDS yet; the create opens it when it
   // applies. Those are counted, not reported one by one.

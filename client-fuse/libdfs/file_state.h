@@ -73,6 +73,10 @@ struct FileState {
   AsyncMutex flush_mu;
   AsyncRwLock io;
   std::optional<Error> write_error;  // a failed background write, reported by fsync
+  // The mount's session was evicted while this file had writes the MDS or the OSDs did
+  // not have: they are lost, and every later read, write or flush through a handle
+  // opened before fails with EIO (kFenced). A new open gets a new state.
+  bool fenced = false;
 
   // Objects a read found missing (holes): read as zeros without asking again until
   // this client writes to them. Only written through this client (single client).

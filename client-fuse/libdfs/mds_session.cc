@@ -42,6 +42,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   proto::SessionRequest request;
   request.set_client(objects_.entity());
   request.set_fsid(objects_.options().fsid);
+  request.set_renews(true);
   auto left = std::max(left_until(attempt), Duration(1));
   DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left));
   auto reply = DFS_CO_TRY(rpc::parse_body<proto::SessionReply>(frame.body));
@@ -62,7 +63,13 @@ awaitable<Result<proto::SessionReply>> MdsSession::open(Duration timeout) {
   Error last(ErrorCode::kTimeout, "no attempt made");
   while (left_until(deadline).count() > 0) {
     auto conn = co_await session_connection(deadline);
-    if (conn) co_return session_;
+    if (conn) {
+      if (!renewing_ && session_.session_timeout_ms() > 0) {
+        renewing_ = true;
+        spawn_checked(objects_.executor(), renew_loop(alive_));
+      }
+      co_return session_;
+    }
     last = std::move(conn).error();
     if (!is_retryable(last.code())) break;
     ignore_error(
@@ -70,6 +77,38 @@ awaitable<Result<proto::SessionReply>> MdsSession::open(Duration timeout) {
         "woken by a new map or the timeout alike");
   }
   co_return unexpected(std::move(last).with_context("opening the MDS session"));
+}
+
+awaitable<void> MdsSession::renew_loop(std::weak_ptr<bool> alive) {
+  for (;;) {
+    // session_ may change (a new MDS): read the timeout each round.
+    Duration interval(std::max<uint64_t>(250, session_.session_timeout_ms() / 4));
+    co_await sleep_for(interval);
+    if (!alive.lock()) co_return;
+    auto sent = Clock::now();
+    proto::RenewRequest request;
+    request.set_sent_at_ms(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(sent.time_since_epoch()).count()));
+    auto reply = co_await call_with_retries(rpc::kMdsRenew, request.SerializeAsString(), interval);
+    if (!alive.lock()) co_return;
+    if (reply) {
+      renewed_at_ = sent;
+    } else if (reply.error().code() != ErrorCode::kFenced) {
+      spdlog::debug("session renewal failed: {}", reply.error().to_string());
+    }
+  }
+}
+
+void MdsSession::report_fenced(const Error& error) {
+  if (on_fenced_) on_fenced_(error);
+}
+
+void MdsSession::drop_unsent(const Error& error) {
+  auto items = std::move(unsent_);
+  unsent_.clear();
+  for (auto& item : items) {
+    if (item.done) item.done(error);
+  }
 }
 
 std::string MdsSession::stats_summary() const {
@@ -190,7 +229,13 @@ awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std
   auto deadline = Clock::now() + timeout.value_or(objects_.options().op_timeout);
   Error last(ErrorCode::kTimeout, "no attempt made");
   Duration backoff(20);
+  // A request made under a session that gets evicted never goes out under the next.
+  const std::string entity = objects_.entity();
   for (int attempt = 1;; ++attempt) {
+    if (entity != objects_.entity()) {
+      co_return make_error(ErrorCode::kFenced, "session " + entity +
+                                                   " was evicted while this request was in flight");
+    }
     if (left_until(deadline).count() <= 0) {
       co_return unexpected(std::move(last).with_context("MDS request " + std::to_string(method) +
                                                         " gave up after " +
@@ -206,6 +251,7 @@ awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std
     } else {
       last = std::move(conn).error();
     }
+    if (last.code() == ErrorCode::kFenced && entity == objects_.entity()) report_fenced(last);
     if (!is_retryable(last.code())) co_return unexpected(std::move(last));
     spdlog::debug("MDS request {} attempt {} failed: {}", method, attempt, last.to_string());
     // A new map may name a new MDS address; otherwise back off.

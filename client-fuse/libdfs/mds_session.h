@@ -120,6 +120,17 @@ class MdsSession {
   // such change started or finished in between.
   uint64_t visible_changes() const { return visible_changes_; }
 
+  // The session's lease: renewed every quarter of the MDS's session timeout from open()
+  // on. Called (on the I/O thread) when the MDS or an OSD says this client was evicted
+  // and fenced: the owner fails what it had not written and takes a new entity
+  // (ObjectClient::take_new_entity), under which the next call opens a new session.
+  void on_fenced(std::function<void(const Error&)> hook) { on_fenced_ = std::move(hook); }
+  // Fails the deferred mutations kept unsent with `error` (after an eviction: they were
+  // made under the fenced session and must not go out under the next one).
+  void drop_unsent(const Error& error);
+  // The time the last renewal was sent that the MDS answered (zero before the first).
+  Clock::time_point renewed_at() const { return renewed_at_; }
+
   // Number of calls that were resent after a failed attempt (for tests and logs).
   uint64_t resends() const { return resends_; }
 
@@ -165,6 +176,8 @@ class MdsSession {
   // at once rather than after attempt_timeout (a leader cut off from the network never
   // answers, and its socket may not notice for minutes).
   void follow_rank_move();
+  awaitable<void> renew_loop(std::weak_ptr<bool> alive);
+  void report_fenced(const Error& error);
 
   ObjectClient& objects_;
   proto::SessionReply session_;
@@ -172,6 +185,9 @@ class MdsSession {
   std::string session_addr_;         // and the MDS address it goes to
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the map listener
   std::function<awaitable<void>()> on_new_instance_;
+  std::function<void(const Error&)> on_fenced_;
+  bool renewing_ = false;
+  Clock::time_point renewed_at_{};
   std::function<std::vector<Deferred>()> deferred_source_;
   std::vector<Deferred> unsent_;
   // Batches carrying deferred changes that are sent and not yet answered. Every call

@@ -30,7 +30,13 @@ ObjectClient::ObjectClient(ClientOptions options)
       work_(io_.get_executor()),
       messenger_(io_.get_executor(),
                  rpc::MessengerOptions{connection_options(entity_, options_.fsid)},
-                 [this](rpc::ConnectionPtr, rpc::Frame frame) { maps_.on_push(frame); }),
+                 [this](rpc::ConnectionPtr, rpc::Frame frame) {
+                   if (frame.header.method == rpc::kMdsEvicted) {
+                     if (on_mds_push_) on_mds_push_(frame);
+                     return;
+                   }
+                   maps_.on_push(frame);
+                 }),
       maps_(io_.get_executor(), messenger_, options_.mon_addrs) {}
 
 Result<std::unique_ptr<ObjectClient>> ObjectClient::connect(ClientOptions options) {
@@ -49,6 +55,15 @@ Result<std::unique_ptr<ObjectClient>> ObjectClient::connect(ClientOptions option
 
 void ObjectClient::drop_dead_osds(const ClusterMap& previous) {
   for (const auto& addr : maps_.map().osd_addrs_gone_since(previous)) messenger_.reset(addr);
+}
+
+void ObjectClient::take_new_entity() {
+  std::string old = entity_;
+  entity_ = "client." + options_.name + "." + random_nonce();
+  messenger_.set_local_entity(entity_);
+  for (const auto& osd : maps_.map().proto().osds()) messenger_.reset(osd.addr());
+  for (const auto& mds : maps_.map().proto().mds()) messenger_.reset(mds.addr());
+  spdlog::warn("client session {} ended; continuing as {}", old, entity_);
 }
 
 ObjectClient::~ObjectClient() {
@@ -93,7 +108,12 @@ awaitable<Result<rpc::Frame>> ObjectClient::to_primary(
   auto deadline = Clock::now() + options_.op_timeout;
   Error last(ErrorCode::kTimeout, "no attempt made");
   Duration backoff(50);
+  const std::string entity = entity_;
   for (int attempt = 1;; ++attempt) {
+    if (entity != entity_) {
+      co_return make_error(ErrorCode::kFenced, "session " + entity +
+                                                   " was evicted while this request was in flight");
+    }
     if (left_until(deadline).count() <= 0) {
       co_return unexpected(std::move(last).with_context("gave up after " + std::to_string(attempt - 1) +
                                                         " attempts"));
@@ -111,6 +131,9 @@ awaitable<Result<rpc::Frame>> ObjectClient::to_primary(
     auto reply = co_await messenger_.call(primary->addr(), method, body(t, maps_.epoch()), data,
                                           min_duration(options_.attempt_timeout, left_until(deadline)));
     if (reply) co_return reply;
+    if (reply.error().code() == ErrorCode::kFenced && entity == entity_ && on_fenced_) {
+      on_fenced_(reply.error());
+    }
     if (!is_retryable(reply.error().code())) co_return unexpected(std::move(reply).error());
     last = std::move(reply).error().with_context("osd." + std::to_string(acting.front()));
     spdlog::debug("attempt {} of request {} failed: {}", attempt, method, last.to_string());

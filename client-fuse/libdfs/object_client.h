@@ -88,8 +88,16 @@ class ObjectClient {
   // Use only on executor().
   MapSubscriber& maps() { return maps_; }
   rpc::Messenger& messenger() { return messenger_; }
-  // "client.<name>.<nonce>": unique per process, the client half of every request id.
+  // "client.<name>.<nonce>": unique per session, the client half of every request id.
   const std::string& entity() const { return entity_; }
+  // After an eviction: a new nonce, and the connections to OSDs and MDSs made under the
+  // old name are closed. A request begun under the old name never goes out under the
+  // new one: it fails with kFenced (what it carried was written before the eviction).
+  void take_new_entity();
+  // Called (on the I/O thread) when an OSD refuses this client as fenced.
+  void on_fenced(std::function<void(const Error&)> hook) { on_fenced_ = std::move(hook); }
+  // Called for one-way frames from an MDS (the messenger routes map updates itself).
+  void on_mds_push(std::function<void(const rpc::Frame&)> hook) { on_mds_push_ = std::move(hook); }
   const ClientOptions& options() const { return options_; }
 
   // --- blocking API: runs `task` on the I/O thread and waits for it ---
@@ -130,6 +138,8 @@ class ObjectClient {
   rpc::Messenger messenger_;
   MapSubscriber maps_;
   uint64_t next_seq_ = 1;
+  std::function<void(const Error&)> on_fenced_;
+  std::function<void(const rpc::Frame&)> on_mds_push_;
   std::thread thread_;
 };
 

@@ -1,5 +1,7 @@
 #include "common/map/cluster_map.h"
 
+#include <algorithm>
+
 #include "common/crush/hash.h"
 
 namespace dfs {
@@ -103,6 +105,13 @@ Status ClusterMap::apply(const proto::MapCommand& command) {
       placement_changed = false;
       break;
     }
+    case proto::MapCommand::kFenceClient:
+      if (command.fence_client().entity().empty()) {
+        return make_error(ErrorCode::kInvalidArgument, "fence_client names no client");
+      }
+      apply_fence_client(command.fence_client());
+      placement_changed = false;
+      break;
     case proto::MapCommand::COMMAND_NOT_SET:
       return make_error(ErrorCode::kInvalidArgument, "empty map command");
   }
@@ -216,6 +225,37 @@ const proto::OsdInfo* ClusterMap::osd(int32_t id) const {
     if (osd.id() == id) return &osd;
   }
   return nullptr;
+}
+
+namespace {
+// How long a fence stays in the map. A session id is never reused (a new session takes a
+// new random nonce), so a fence only has to outlast any pause of the fenced process.
+constexpr uint64_t kFenceKeepMs = 24ull * 3600 * 1000;
+}  // namespace
+
+void ClusterMap::apply_fence_client(const proto::FenceClient& fence) {
+  auto* fences = map_.mutable_fenced_clients();
+  if (fence.at_ms() > kFenceKeepMs) {
+    const uint64_t oldest_kept = fence.at_ms() - kFenceKeepMs;
+    fences->erase(std::remove_if(fences->begin(), fences->end(),
+                                 [&](const proto::ClientFence& f) { return f.at_ms() < oldest_kept; }),
+                  fences->end());
+  }
+  if (client_fence(fence.entity())) return;
+  auto* added = fences->Add();
+  added->set_entity(fence.entity());
+  added->set_at_ms(fence.at_ms());
+  added->set_reason(fence.reason());
+  added->set_epoch(map_.epoch() + 1);
+  std::sort(fences->begin(), fences->end(),
+            [](const proto::ClientFence& a, const proto::ClientFence& b) { return a.entity() < b.entity(); });
+}
+
+const proto::ClientFence* ClusterMap::client_fence(std::string_view entity) const {
+  const auto& fences = map_.fenced_clients();
+  auto it = std::lower_bound(fences.begin(), fences.end(), entity,
+                             [](const proto::ClientFence& f, std::string_view e) { return f.entity() < e; });
+  return it != fences.end() && it->entity() == entity ? &*it : nullptr;
 }
 
 const proto::MdsInfo* ClusterMap::mds(std::string_view name) const {

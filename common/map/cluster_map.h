@@ -46,6 +46,8 @@ class ClusterMap {
   std::vector<int32_t> acting(const proto::Pool& pool, uint32_t pg) const;
 
   bool is_up(int32_t osd_id) const;
+  // The fence of a client entity the MDS evicted, if any: every request of it is refused.
+  const proto::ClientFence* client_fence(std::string_view entity) const;
   // The addresses (as in `previous`) of OSDs that were up there and are down or have
   // restarted here: a connection to one of them is useless and should be closed.
   std::vector<std::string> osd_addrs_gone_since(const ClusterMap& previous) const;
@@ -55,6 +57,7 @@ class ClusterMap {
   Status apply_boot(const proto::BootOsd& boot);
   Status apply_create_pool(const proto::CreatePool& create);
   Status apply_boot_mds(const proto::BootMds& boot);
+  void apply_fence_client(const proto::FenceClient& fence);
   proto::OsdInfo* mutable_osd(int32_t id);
 
   proto::ClusterMap map_;

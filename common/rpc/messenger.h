@@ -46,6 +46,9 @@ class Messenger {
   // Closes the connection to `address`, if any (e.g. when its OSD is marked down).
   void reset(const std::string& address);
   void close_all();
+  // Connections made from now on introduce this end as `entity`; existing ones keep
+  // the old name until closed (a client that was evicted takes a new name).
+  void set_local_entity(std::string entity) { options_.connection.local_entity = std::move(entity); }
 
  private:
   struct Peer {

@@ -49,6 +49,13 @@ std::string method_name(uint32_t method) {
     case kMdsBatch: return "mds_batch";
     case kMdsRaftStatus: return "mds_raft_status";
     case kMdsAllocInos: return "mds_alloc_inos";
+    case kMdsRenew: return "mds_renew";
+    case kMdsEvicted: return "mds_evicted";
+    case kMdsClientList: return "mds_client_list";
+    case kMdsClientEvict: return "mds_client_evict";
+    case kMdsLock: return "mds_lock";
+    case kMdsLockCancel: return "mds_lock_cancel";
+    case kMdsLockRelease: return "mds_lock_release";
     case kRaftMessage: return "raft_message";
   }
   return "method_" + std::to_string(method);

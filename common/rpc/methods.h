@@ -52,6 +52,13 @@ enum Method : uint32_t {
   kMdsBatch = 322,  // several requests, handled in order
   kMdsRaftStatus = 323,  // a replica's Raft state (MonRaftStatus), from standbys too
   kMdsAllocInos = 324,   // delegate a range of inode numbers to a client
+  kMdsRenew = 325,       // keep the client's session alive (its lease)
+  kMdsEvicted = 326,     // one-way push, mds -> client: the session was evicted
+  kMdsClientList = 327,  // the MDS's client sessions (operators)
+  kMdsClientEvict = 328, // evict and fence a client session (operators)
+  kMdsLock = 329,          // flock/fcntl locks: test, set, set and wait
+  kMdsLockCancel = 330,    // stop waiting for a lock (a signal)
+  kMdsLockRelease = 331,   // a close: the owner's locks on a file go
 
   kRaftMessage = 400,  // one-way raft peer message; the body names the group
 };

@@ -24,6 +24,7 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kVersionMismatch: return "protocol version mismatch";
     case ErrorCode::kUnknownMethod: return "unknown method";
     case ErrorCode::kWrongCluster: return "wrong cluster";
+    case ErrorCode::kFenced: return "fenced (evicted)";
     case ErrorCode::kStaleEpoch: return "stale map epoch";
     case ErrorCode::kNotPrimary: return "not the primary";
     case ErrorCode::kNoSuchPool: return "no such pool";

@@ -34,6 +34,7 @@ enum class ErrorCode : int32_t {
   kVersionMismatch = 102,
   kUnknownMethod = 103,
   kWrongCluster = 104,  // the peer belongs to another cluster (fsid); never retried
+  kFenced = 105,        // the sender's session was evicted and fenced; never retried
   // 200..299: cluster maps and placement
   kStaleEpoch = 200,  // sender's map is older than needed; refetch and retry
   kNotPrimary = 201,  // this OSD is not the primary of the PG in its map

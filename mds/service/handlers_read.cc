@@ -27,8 +27,12 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
   reply.set_inline_threshold(options_.fs.inline_threshold);
   reply.set_fs_name(options_.fs_name);
   reply.set_mds_instance(instance_);
-  (void)req;
-  (void)client;  // the session was registered by handle()
+  reply.set_session_timeout_ms(static_cast<uint64_t>(options_.session_timeout.count()));
+  // The session was registered by handle(); a mount renews it from now on.
+  if (auto* session = sessions_.find(client); session && req.renews() && !session->renewing) {
+    session->renewing = true;
+    session->last_renew = Clock::now();
+  }
   co_return rpc::make_reply(reply);
 }
 

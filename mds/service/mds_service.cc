@@ -20,6 +20,8 @@ constexpr uint32_t kMdsMethods[] = {
     rpc::kMdsListXattr,   rpc::kMdsRemoveXattr, rpc::kMdsOpen,     rpc::kMdsRelease,
     rpc::kMdsWriteInline, rpc::kMdsCommitWrite, rpc::kMdsUninline, rpc::kMdsStatFs,
     rpc::kMdsReadlink,    rpc::kMdsSync,        rpc::kMdsBatch,    rpc::kMdsAllocInos,
+    rpc::kMdsRenew,       rpc::kMdsClientList,  rpc::kMdsClientEvict, rpc::kMdsLock,
+    rpc::kMdsLockCancel,  rpc::kMdsLockRelease,
 };
 
 uint64_t random_instance() {
@@ -41,6 +43,7 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
       committer_(executor, blocking_, *store_, options_.fs, options_.now, options_.committer),
       purge_wake_(executor),
       housekeeping_wake_(executor),
+      locks_(executor),
       started_at_(Clock::now()),
       instance_(random_instance()),
       replication_(std::move(replication)),
@@ -243,6 +246,7 @@ void MdsService::become_standby() {
   spdlog::info("{}: no longer active for rank {} (was at raft term {})", entity_,
                options_.fs.rank, serving_term_);
   serving_ = false;
+  for (const auto& [client, session] : sessions_.all()) locks_.end_session(session.id);
   sessions_.clear();
   orphans_.clear();
   spawn_checked(executor_, boot_loop());
@@ -309,6 +313,7 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
       co_return unexpected(std::move(admitted).error());
     }
   }
+  if (auto fenced = check_not_fenced(client); !fenced) co_return unexpected(std::move(fenced).error());
   Session& session = sessions_.touch(client, conn, Clock::now());
   uint64_t seq = header.reqid().seq();
   bool mutating =
@@ -463,6 +468,30 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
       DFS_MDS_PARSE(StatFsMdsRequest, req);
       co_return co_await on_statfs(std::move(req));
     }
+    case rpc::kMdsRenew: {
+      DFS_MDS_PARSE(RenewRequest, req);
+      co_return co_await on_renew(std::move(req), std::move(client));
+    }
+    case rpc::kMdsClientList:
+      co_return co_await on_client_list();
+    case rpc::kMdsClientEvict: {
+      DFS_MDS_PARSE(ClientEvictRequest, req);
+      co_return co_await on_client_evict(std::move(req));
+    }
+    case rpc::kMdsLock: {
+      DFS_MDS_PARSE(LockRequest, req);
+      co_return co_await on_lock(std::move(req), std::move(client));
+    }
+    case rpc::kMdsLockCancel: {
+      DFS_MDS_PARSE(LockCancelRequest, req);
+      if (auto* s = sessions_.find(client)) locks_.cancel(s->id, req.wait_id());
+      co_return rpc::Reply{proto::Empty().SerializeAsString(), {}};
+    }
+    case rpc::kMdsLockRelease: {
+      DFS_MDS_PARSE(LockReleaseRequest, req);
+      if (auto* s = sessions_.find(client)) locks_.release(s->id, req);
+      co_return rpc::Reply{proto::Empty().SerializeAsString(), {}};
+    }
     case rpc::kMdsSync: {
       DFS_CO_AWAIT_CHECK(committer_.wait_durable());
       co_return rpc::Reply{proto::Empty().SerializeAsString(), {}};
@@ -512,6 +541,14 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
 #undef DFS_MDS_PARSE
   co_return make_error(ErrorCode::kUnknownMethod,
                        "method " + std::to_string(method) + " is not served by the MDS");
+}
+
+awaitable<MdsService::Reply> MdsService::on_lock(proto::LockRequest req, std::string client) {
+  auto* session = sessions_.find(client);
+  if (!session) co_return make_error(ErrorCode::kNotFound, "no session for " + client);
+  auto reply = co_await locks_.lock(session->id, req);
+  if (!reply) co_return unexpected(std::move(reply).error());
+  co_return rpc::make_reply(*reply);
 }
 
 }  // namespace dfs::mds

@@ -21,6 +21,7 @@
 #include "common/rpc/server.h"
 #include "mds/service/committer.h"
 #include "mds/service/data_objects.h"
+#include "mds/service/lock_service.h"
 #include "mds/service/rank_replication.h"
 #include "mds/service/sessions.h"
 
@@ -40,8 +41,11 @@ struct MdsOptions {
   FsSettings fs = default_fs_settings();
   std::string fs_name = "dfs";
   NowFn now;                         // default: the real-time clock
-  Duration reclaim_grace{30000};     // after start: orphans wait this long for reopens
-  Duration session_timeout{300000};  // a session without connection ends after this
+  Duration reclaim_grace{30000};  // after start: orphans wait this long for reopens
+  // A client that renews its session and stops for this long is evicted and fenced
+  // (docs/architecture.md, "Client sessions and eviction").
+  Duration session_timeout{30000};
+  Duration idle_session_expiry{300000};  // a session without connection ends after this
   Duration housekeeping_interval{5000};
   int blocking_threads = 4;
   CommitterOptions committer;
@@ -132,6 +136,24 @@ class MdsService {
   // Object work, then the entry with expect_version; retried while the inode changes.
   awaitable<Reply> truncating_op(proto::MdsLogEntry entry, uint64_t ino, uint64_t new_size);
 
+  // evictions.cc: leases, eviction and fencing of client sessions
+  awaitable<Reply> on_renew(proto::RenewRequest req, std::string client);
+  awaitable<Reply> on_client_list();
+  awaitable<Reply> on_client_evict(proto::ClientEvictRequest req);
+  // Refuses a client that was evicted (here or by an earlier active MDS: the map).
+  // Errors: kFenced.
+  Status check_not_fenced(const std::string& client) const;
+  // Evicts sessions that stopped renewing; every second.
+  awaitable<void> lease_loop();
+  // Fences `client` in the map (retrying until the monitors commit it or this replica
+  // stops serving), then ends its session: its opens are dropped and its connection is
+  // told and closed. Returns the map epoch of the fence (0 without monitors).
+  awaitable<Result<uint64_t>> evict(std::string client, std::string reason);
+  awaitable<void> evict_in_background(std::string client, std::string reason);
+
+  // kMdsLock (kMdsLockCancel and kMdsLockRelease are answered in dispatch)
+  awaitable<Reply> on_lock(proto::LockRequest req, std::string client);
+
   // purger.cc: orphans and the purge queue
   void on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEffects& effects);
   void purge_if_unused(uint64_t ino);
@@ -165,6 +187,8 @@ class MdsService {
   std::unique_ptr<DataObjects> data_;
   Committer committer_;
   SessionTable sessions_;
+  LockService locks_;
+  std::set<std::string> fenced_here_;   // evicted by this replica (the map has them too)
   std::set<uint64_t> orphans_;          // unlinked inodes kept for their openers
   std::set<uint64_t> purging_orphans_;  // a purge entry is in flight
   Signal purge_wake_;

@@ -20,9 +20,10 @@ constexpr Duration kPurgeRetryWait{2000};
 void MdsService::start_background() {
   if (background_started_) return;
   background_started_ = true;
-  background_running_ = 2;
+  background_running_ = 3;
   spawn_checked(executor_, purge_loop());
   spawn_checked(executor_, housekeeping_loop());
+  spawn_checked(executor_, lease_loop());
 }
 
 void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEffects& effects) {
@@ -63,8 +64,9 @@ awaitable<void> MdsService::housekeeping_loop() {
     co_await housekeeping_wake_.wait(options_.housekeeping_interval);
     if (stopping_) break;
     if (!serving_) continue;  // the active replica keeps house
-    auto expired = sessions_.expire(Clock::now(), options_.session_timeout);
+    auto expired = sessions_.expire(Clock::now(), options_.idle_session_expiry);
     for (uint64_t ino : expired.unused) purge_if_unused(ino);
+    for (uint64_t id : expired.ids) locks_.end_session(id);
     for (auto& client : expired.clients)
       spawn_checked(executor_, forget_session(std::move(client)));
     // Orphans left over from before a restart (or whose purge failed) are purged once

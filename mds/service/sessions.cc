@@ -1,11 +1,17 @@
 #include "mds/service/sessions.h"
 
+#include <algorithm>
+
 namespace dfs::mds {
 
 Session& SessionTable::touch(const std::string& client, const rpc::ConnectionPtr& conn,
                              Clock::time_point now) {
   auto& s = sessions_[client];
-  if (s.client.empty()) s.client = client;
+  if (s.client.empty()) {
+    s.client = client;
+    s.id = next_id_++;
+    s.last_renew = now;
+  }
   if (conn) s.connection = conn;
   s.last_seen = now;
   return s;
@@ -71,28 +77,56 @@ void SessionTable::preload(const std::string& client, uint64_t seq, std::string 
 
 SessionTable::Expired SessionTable::expire(Clock::time_point now, Duration timeout) {
   Expired expired;
-  auto& unused = expired.unused;
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     auto& s = it->second;
     auto conn = s.connection.lock();
     if (conn && conn->is_open()) s.last_seen = now;
-    if (now - s.last_seen < timeout) {
+    if (now - s.last_seen < timeout || s.evicting) {
       ++it;
       continue;
     }
-    for (auto& [ino, count] : s.opens) {
-      auto total = open_counts_.find(ino);
-      if (total == open_counts_.end()) continue;
-      total->second -= std::min(total->second, count);
-      if (total->second == 0) {
-        open_counts_.erase(total);
-        unused.push_back(ino);
-      }
-    }
+    drop_opens(s, expired.unused);
     expired.clients.push_back(it->first);
+    expired.ids.push_back(s.id);
     it = sessions_.erase(it);
   }
   return expired;
+}
+
+SessionTable::Expired SessionTable::end(const std::string& client) {
+  Expired ended;
+  auto it = sessions_.find(client);
+  if (it == sessions_.end()) return ended;
+  drop_opens(it->second, ended.unused);
+  ended.clients.push_back(client);
+  ended.ids.push_back(it->second.id);
+  sessions_.erase(it);
+  return ended;
+}
+
+void SessionTable::drop_opens(const Session& s, std::vector<uint64_t>& unused) {
+  for (const auto& [ino, count] : s.opens) {
+    auto total = open_counts_.find(ino);
+    if (total == open_counts_.end()) continue;
+    total->second -= std::min(total->second, count);
+    if (total->second == 0) {
+      open_counts_.erase(total);
+      unused.push_back(ino);
+    }
+  }
+}
+
+std::vector<std::string> SessionTable::overdue(Clock::time_point now, Duration timeout) const {
+  std::vector<std::string> late;
+  for (const auto& [client, s] : sessions_) {
+    if (s.renewing && !s.evicting && now - s.last_renew >= timeout) late.push_back(client);
+  }
+  return late;
+}
+
+Session* SessionTable::find(const std::string& client) {
+  auto it = sessions_.find(client);
+  return it == sessions_.end() ? nullptr : &it->second;
 }
 
 }  // namespace dfs::mds

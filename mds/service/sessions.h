@@ -24,9 +24,15 @@ struct DedupSlot {
 
 struct Session {
   std::string client;
+  uint64_t id = 0;  // numbers the session in tables keyed by integers (the lock table)
   std::map<uint64_t, uint32_t> opens;  // ino -> opens by this client
   std::weak_ptr<rpc::Connection> connection;
   Clock::time_point last_seen{};
+  // Lease: a client that said it renews (SessionRequest.renews) is evicted when it has
+  // not renewed for the session timeout. Others (the CLI, old clients) are not.
+  bool renewing = false;
+  Clock::time_point last_renew{};
+  bool evicting = false;  // its fence is being committed
   std::map<uint64_t, std::shared_ptr<DedupSlot>> requests;  // by seq
 };
 
@@ -58,10 +64,18 @@ class SessionTable {
 
   struct Expired {
     std::vector<std::string> clients;  // sessions that ended
+    std::vector<uint64_t> ids;         // and their Session::id
     std::vector<uint64_t> unused;      // inodes nobody holds open any more
   };
   // Ends sessions not seen for `timeout` whose connection is gone.
   Expired expire(Clock::time_point now, Duration timeout);
+  // Ends one session now (an eviction), whatever its state. No-op for an unknown one.
+  Expired end(const std::string& client);
+
+  // Renewing sessions that have not renewed for `timeout` and are not being evicted.
+  std::vector<std::string> overdue(Clock::time_point now, Duration timeout) const;
+  Session* find(const std::string& client);
+  const std::map<std::string, Session>& all() const { return sessions_; }
 
   size_t size() const { return sessions_.size(); }
   // Forgets every session (a replica that stops leading: its successor has its own).
@@ -71,7 +85,11 @@ class SessionTable {
   }
 
  private:
+  // Takes the session's opens off the totals; inodes nobody holds open go to `unused`.
+  void drop_opens(const Session& s, std::vector<uint64_t>& unused);
+
   size_t max_remembered_;
+  uint64_t next_id_ = 1;
   std::map<std::string, Session> sessions_;
   std::unordered_map<uint64_t, uint32_t> open_counts_;  // ino -> opens by all sessions
 };

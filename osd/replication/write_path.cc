@@ -92,10 +92,11 @@ Status OsdService::check_space(const proto::WriteRequest& request,
   return ok_status();
 }
 
-awaitable<Result<rpc::Reply>> OsdService::on_write(rpc::ConnectionPtr, rpc::Frame frame) {
+awaitable<Result<rpc::Reply>> OsdService::on_write(rpc::ConnectionPtr conn, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::WriteRequest>(frame.body));
   DFS_CO_TRY_STATUS(validate_write(request, frame.data));
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
+  DFS_CO_TRY_STATUS(check_not_fenced(conn));
   DFS_CO_TRY(locate(request.object()));
   // Before the object's lock: peering waits for admitted ops, which may hold locks.
   DFS_CO_AWAIT_TRY(auto admitted, admit(request.object().pool(), request.object().pg()));

@@ -132,6 +132,15 @@ awaitable<Status> OsdService::catch_up_map(uint64_t epoch) {
   co_return co_await maps_.wait_for_epoch(epoch, options_.map_wait);
 }
 
+Status OsdService::check_not_fenced(const rpc::ConnectionPtr& conn) const {
+  if (!conn) return ok_status();
+  const auto* fence = map().client_fence(conn->peer_entity());
+  if (!fence) return ok_status();
+  return make_error(ErrorCode::kFenced, conn->peer_entity() + " was evicted at map epoch " +
+                                            std::to_string(fence->epoch()) + " (" +
+                                            fence->reason() + ")");
+}
+
 Result<const proto::Pool*> OsdService::locate(const proto::ObjectLocator& object) const {
   const auto* pool = map().pool(static_cast<int32_t>(object.pool()));
   if (!pool) return make_error(ErrorCode::kNoSuchPool, "pool id " + std::to_string(object.pool()));

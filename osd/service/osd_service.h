@@ -87,6 +87,10 @@ class OsdService {
   awaitable<void> beacon_loop();
   void on_map_change(const ClusterMap& previous);
   awaitable<Status> catch_up_map(uint64_t epoch);
+  // Refuses a client the MDS evicted (its fence is in the map): a client that was paused
+  // past its session timeout must not write over what others changed since.
+  // Errors: kFenced.
+  Status check_not_fenced(const rpc::ConnectionPtr& conn) const;
   // Resolves the pool and checks the object's PG. Errors: kNoSuchPool, kInvalidArgument.
   Result<const proto::Pool*> locate(const proto::ObjectLocator& object) const;
   // The pool of a PG request. Errors: kNoSuchPool, kInvalidArgument (no such PG).

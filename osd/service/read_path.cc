@@ -9,9 +9,10 @@
 
 namespace dfs::osd {
 
-awaitable<Result<rpc::Reply>> OsdService::on_read(rpc::ConnectionPtr, rpc::Frame frame) {
+awaitable<Result<rpc::Reply>> OsdService::on_read(rpc::ConnectionPtr conn, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::ReadRequest>(frame.body));
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
+  DFS_CO_TRY_STATUS(check_not_fenced(conn));
   const proto::Pool* pool = DFS_CO_TRY(locate(request.object()));
   auto acting = map().acting(*pool, request.object().pg());
   bool primary = !acting.empty() && acting.front() == options_.id;
@@ -64,9 +65,10 @@ awaitable<Result<std::string>> OsdService::read_from_replicas(proto::ReadRequest
   co_return unexpected(std::move(last));
 }
 
-awaitable<Result<rpc::Reply>> OsdService::on_stat(rpc::ConnectionPtr, rpc::Frame frame) {
+awaitable<Result<rpc::Reply>> OsdService::on_stat(rpc::ConnectionPtr conn, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::StatRequest>(frame.body));
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
+  DFS_CO_TRY_STATUS(check_not_fenced(conn));
   const proto::Pool* pool = DFS_CO_TRY(locate(request.object()));
   auto acting = map().acting(*pool, request.object().pg());
   if ((acting.empty() || acting.front() != options_.id) && !request.any_replica()) {
@@ -84,9 +86,10 @@ awaitable<Result<rpc::Reply>> OsdService::on_stat(rpc::ConnectionPtr, rpc::Frame
   co_return rpc::make_reply(reply);
 }
 
-awaitable<Result<rpc::Reply>> OsdService::on_list(rpc::ConnectionPtr, rpc::Frame frame) {
+awaitable<Result<rpc::Reply>> OsdService::on_list(rpc::ConnectionPtr conn, rpc::Frame frame) {
   auto request = DFS_CO_TRY(rpc::parse_body<proto::ListRequest>(frame.body));
   DFS_CO_TRY_STATUS(co_await catch_up_map(request.epoch()));
+  DFS_CO_TRY_STATUS(check_not_fenced(conn));
   DFS_CO_TRY(locate_pg(request.pool(), request.pg()));
   DFS_CO_AWAIT_TRY(auto admitted,
                    admit_unless_replica(request.any_replica(), request.pool(), request.pg()));

@@ -22,6 +22,9 @@ struct GlobalOptions {
 // Connects using the global options. Errors: kNotFound (no config), kUnavailable.
 Result<std::unique_ptr<client::ObjectClient>> connect_client(const GlobalOptions& options);
 
+// `text` as a JSON string literal, quotes included.
+std::string json_string(const std::string& text);
+
 // Prints "dfs: <what>: <error>" to stderr and returns the exit status for it.
 int report(const std::string& what, const Error& error);
 
@@ -32,6 +35,7 @@ void add_osd_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
 void add_pool_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_obj_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_pg_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_client_commands(CLI::App& app, const GlobalOptions& global, int& exit_code);
 // Needs no cluster: makes the files of a new one.
 void add_bootstrap_command(CLI::App& app, int& exit_code);
 // Needs no cluster either: measures directories (a dfs mount) against a local one.

@@ -83,7 +83,39 @@ void add_host_down(Health& h, const std::string& host,
   }
 }
 
+// Evictions of the last hour, newest first, one warning each: a fenced mount lost the
+// writes it had not sent, which someone should hear about even though the cluster is
+// fine. A burst (a whole client host gone) is capped so it does not bury the rest.
+void add_recent_evictions(Health& h, const HealthFacts& f) {
+  constexpr size_t kMaxListed = 5;
+  std::vector<const ClientEviction*> recent;
+  for (const auto& e : f.evictions) {
+    if (eviction_age_ms(e, f.now_ms) < kRecentEvictionMs) recent.push_back(&e);
+  }
+  std::stable_sort(recent.begin(), recent.end(),
+                   [](const ClientEviction* a, const ClientEviction* b) { return a->at_ms > b->at_ms; });
+  for (size_t i = 0; i < recent.size() && i < kMaxListed; ++i) {
+    const auto& e = *recent[i];
+    h.items.push_back(
+        {Severity::kWarn,
+         fmt::format("{} was evicted {} ago: {}. Fenced at map epoch {}: its requests are "
+                     "refused, so writes it had not sent by then failed",
+                     e.entity, format_age(eviction_age_ms(e, f.now_ms)),
+                     e.reason.empty() ? "no reason given" : e.reason, e.epoch)});
+  }
+  if (recent.size() > kMaxListed) {
+    h.items.push_back({Severity::kWarn,
+                       fmt::format("{} more clients were evicted in the last hour (`dfs status "
+                                   "--format json` lists them)",
+                                   recent.size() - kMaxListed)});
+  }
+}
+
 }  // namespace
+
+uint64_t eviction_age_ms(const ClientEviction& e, uint64_t now_ms) {
+  return now_ms > e.at_ms ? now_ms - e.at_ms : 0;
+}
 
 bool HealthFacts::pgs_whole() const {
   return pgs_active >= pgs_total && pgs_degraded == 0 && objects_to_recover == 0;
@@ -165,6 +197,7 @@ Health judge_health(const HealthFacts& f) {
     add(Severity::kWarn, fmt::format("{} of {} placement groups are peering or recovering{}",
                                      f.pgs_total - f.pgs_active, f.pgs_total, rate));
   }
+  add_recent_evictions(h, f);
   std::stable_sort(h.items.begin(), h.items.end(),
                    [](const HealthItem& a, const HealthItem& b) { return a.severity > b.severity; });
   for (const auto& item : h.items) h.overall = std::max(h.overall, item.severity);

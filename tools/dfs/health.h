@@ -24,6 +24,18 @@ struct SilentDaemon {
   bool is_osd() const { return name.rfind("osd.", 0) == 0; }
 };
 
+// A client session the MDS evicted and the monitors fenced (the map's fenced_clients).
+struct ClientEviction {
+  std::string entity;  // "client.admin.ab12cd"
+  uint64_t at_ms = 0;  // wall clock, the evicting MDS's
+  std::string reason;
+  uint64_t epoch = 0;  // the map epoch that fenced it
+};
+
+// How long an eviction is worth a warning: long enough to be seen by whoever looks at
+// the cluster after the fact, short enough that it does not hide new problems all day.
+constexpr uint64_t kRecentEvictionMs = 3600'000;
+
 struct HealthFacts {
   std::vector<SilentDaemon> silent;
   // Every daemon's host address (silent or not): a host is down when all of its are silent.
@@ -41,6 +53,9 @@ struct HealthFacts {
   uint32_t pgs_total = 0, pgs_active = 0, pgs_degraded = 0;
   uint64_t objects_to_recover = 0;
   double recovery_objects_per_s = 0;
+  // Every fence of the map; those younger than kRecentEvictionMs before `now_ms` warn.
+  std::vector<ClientEviction> evictions;
+  uint64_t now_ms = 0;
 
   // Every PG holds its pool's number of copies: all active (a full acting set agrees
   // object by object), none degraded, nothing left to copy. Only then may a down OSD
@@ -65,5 +80,8 @@ Health judge_health(const HealthFacts& facts);
 
 // "12 s", "3 min", "2 h 5 min", "4 days".
 std::string format_age(uint64_t ms);
+
+// How long before `now_ms` a fence was set; 0 for one the MDS's clock puts in the future.
+uint64_t eviction_age_ms(const ClientEviction& e, uint64_t now_ms);
 
 }  // namespace dfs::cli

@@ -1,4 +1,4 @@
-// dfs: the administration CLI (cluster status, OSDs, pools, objects).
+// dfs: the administration CLI (cluster status, OSDs, pools, objects, client sessions).
 #include <spdlog/spdlog.h>
 
 #include "client-fuse/libdfs/client_config.h"
@@ -13,6 +13,21 @@ Result<std::unique_ptr<client::ObjectClient>> connect_client(const GlobalOptions
   client_options.op_timeout = Duration(options.timeout_s * 1000);
   client_options.connect_timeout = Duration(std::min(options.timeout_s, 10) * 1000);
   return client::ObjectClient::connect(client_options);
+}
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 int report(const std::string& what, const Error& error) {
@@ -38,6 +53,7 @@ int main(int argc, char** argv) {
   dfs::cli::add_pool_commands(app, global, exit_code);
   dfs::cli::add_obj_commands(app, global, exit_code);
   dfs::cli::add_pg_commands(app, global, exit_code);
+  dfs::cli::add_client_commands(app, global, exit_code);
   dfs::cli::add_bootstrap_command(app, exit_code);
   dfs::cli::add_bench_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);

@@ -15,21 +15,6 @@
 namespace dfs::cli {
 namespace {
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // Placement groups and recovery, summed over the up OSDs' statfs replies.
 struct PgView {
   uint32_t total = 0;     // PGs of every pool
@@ -101,9 +86,29 @@ void print_mds_text(const std::vector<MdsRow>& rows) {
   }
 }
 
+// The map's fences, as the health verdict and the JSON take them.
+std::vector<ClientEviction> evictions_of(const proto::ClusterMap& map) {
+  std::vector<ClientEviction> out;
+  for (const auto& f : map.fenced_clients()) out.push_back({f.entity(), f.at_ms(), f.reason(), f.epoch()});
+  return out;
+}
+
+// Every fence the map still keeps (24 hours), not only the recent ones the warnings name.
+std::string evictions_json(const std::vector<ClientEviction>& evictions, uint64_t now_ms) {
+  std::string out = "[";
+  for (size_t i = 0; i < evictions.size(); ++i) {
+    const auto& e = evictions[i];
+    out += fmt::format("{}{{\"client\": {}, \"at_ms\": {}, \"age_s\": {}, \"epoch\": {}, "
+                       "\"reason\": {}}}",
+                       i ? ", " : "", json_string(e.entity), e.at_ms,
+                       eviction_age_ms(e, now_ms) / 1000, e.epoch, json_string(e.reason));
+  }
+  return out + "]";
+}
+
 void print_json(const proto::StatusReply& status, const QuorumView& q,
                 const std::vector<MdsRow>& mds, const Health& health, int up,
-                int in, const capacity::ClusterSpace& cap, const PgView& pgs) {
+                int in, const capacity::ClusterSpace& cap, const PgView& pgs, uint64_t now_ms) {
   const auto& map = status.map();
   std::string out = "{\n";
   out += "  \"fsid\": " + json_string(map.fsid()) + ",\n";
@@ -162,6 +167,7 @@ void print_json(const proto::StatusReply& status, const QuorumView& q,
     out += std::string("}") + (i + 1 < mds.size() ? "," : "") + "\n";
   }
   out += "  ],\n";
+  out += "  \"evicted_clients\": " + evictions_json(evictions_of(map), now_ms) + ",\n";
   out += fmt::format("  \"osds\": {{\"total\": {}, \"up\": {}, \"in\": {}}},\n", map.osds_size(),
                      up, in);
   out += fmt::format("  \"pools\": {},\n", map.pools_size());
@@ -295,6 +301,8 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
   facts.pgs_degraded = pgs.degraded;
   facts.objects_to_recover = pgs.pending;
   facts.recovery_objects_per_s = pgs.rate;
+  facts.evictions = evictions_of(map);
+  facts.now_ms = now_ms;
   const Health health = judge_health(facts);
   if (view != View::kStatus) {
     // `dfs health`: the verdict and a count; `dfs health detail`: every problem too.
@@ -314,7 +322,7 @@ int print_status(const GlobalOptions& global, const std::string& format, View vi
     return health.overall == Severity::kOk ? 0 : health.overall == Severity::kWarn ? 1 : 2;
   }
   if (format == "json") {
-    print_json(*status, quorum, mds, health, up, in, cap, pgs);
+    print_json(*status, quorum, mds, health, up, in, cap, pgs, now_ms);
     return 0;
   }
   fmt::print("cluster {}\n", map.fsid());

@@ -301,7 +301,7 @@ TEST_CASE("mds/dedup: replies survive a restart, an ended session forgets them")
 
   // The session ends (no connection, timeout passed): its replies go.
   auto short_sessions = MdsHarness::default_options();
-  short_sessions.session_timeout = Duration(1);
+  short_sessions.idle_session_expiry = Duration(1);
   h.restart(short_sessions);
   auto remembered = [&] {
     return h.store().scan(request_prefix(), prefix_end(request_prefix()), 100)->size();

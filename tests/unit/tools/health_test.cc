@@ -1,6 +1,6 @@
 // The words of `dfs status`: a dead host is said once, with how long; what stops I/O is
 // an error, what runs on fewer copies a warning, and a dead OSD whose data has been
-// copied elsewhere only a note.
+// copied elsewhere only a note. A client evicted in the last hour is a warning.
 #include <doctest/doctest.h>
 
 #include "tools/dfs/health.h"
@@ -191,6 +191,45 @@ TEST_CASE("health: recovery in progress shows its rate and ETA") {
   Health h = judge_health(f);
   CHECK(has(h, Severity::kWarn, "4 of 64 placement groups are peering or recovering; 9000 objects "
                                 "to copy at 50/s, ETA 3 min"));
+}
+
+TEST_CASE("health: a client evicted in the last hour is a warning with when and why") {
+  HealthFacts f = three_hosts();
+  f.now_ms = 1'800'000'000'000;
+  f.evictions = {{"client.admin.ab12cd", f.now_ms - 185'000,
+                  "did not renew its session for 31 s (session timeout 30 s)", 57},
+                 {"client.backup.77", f.now_ms - 2 * 3600'000, "evicted by an operator", 40}};
+  Health h = judge_health(f);
+  CHECK(h.overall == Severity::kWarn);
+  REQUIRE(h.items.size() == 1);  // the one of two hours ago is only in the map (and JSON)
+  CHECK(has(h, Severity::kWarn,
+            "client.admin.ab12cd was evicted 3 min ago: did not renew its session for 31 s "
+            "(session timeout 30 s). Fenced at map epoch 57: its requests are refused"));
+  CHECK_FALSE(says(h, "client.backup.77"));
+}
+
+TEST_CASE("health: evictions are listed newest first, a burst is capped") {
+  HealthFacts f = three_hosts();
+  f.now_ms = 1'800'000'000'000;
+  for (int i = 0; i < 7; ++i) {
+    f.evictions.push_back({"client.m." + std::to_string(i), f.now_ms - 60'000 * (i + 1), "r", 10});
+  }
+  // An MDS clock ahead of ours: "0 s ago", still recent, not an underflow.
+  f.evictions.push_back({"client.ahead.1", f.now_ms + 5'000, "r", 11});
+  Health h = judge_health(f);
+  REQUIRE(h.items.size() == 6);
+  CHECK(h.items[0].text.rfind("client.ahead.1 was evicted 0 s ago", 0) == 0);
+  CHECK(h.items[1].text.rfind("client.m.0 was evicted 60 s ago", 0) == 0);
+  CHECK(has(h, Severity::kWarn, "3 more clients were evicted in the last hour"));
+}
+
+TEST_CASE("health: an eviction stops warning after an hour") {
+  HealthFacts f = three_hosts();
+  f.now_ms = 1'800'000'000'000;
+  f.evictions = {{"client.admin.ab12cd", f.now_ms - kRecentEvictionMs, "r", 57}};
+  CHECK(judge_health(f).overall == Severity::kOk);
+  f.evictions[0].at_ms += 1;
+  CHECK(judge_health(f).overall == Severity::kWarn);
 }
 
 TEST_CASE("format_age reads as a person would say it") {

@@ -1,0 +1,78 @@
+// FileClient: what a mount does when the MDS evicted its session (docs/architecture.md,
+// "Client sessions and eviction"). The MDS did so because the session stopped renewing
+// (the process was paused, the host cut off) or an operator asked; the map fences the
+// old entity, so nothing sent under it lands any more. The mount reports what was lost,
+// and goes on under a new entity with a new session for everything else.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+
+#include <unordered_set>
+
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/libdfs/file_state.h"
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+
+void FileClient::on_evicted_notice(const rpc::Frame& frame) {
+  auto notice = rpc::parse_body<proto::EvictedNotice>(frame.body);
+  if (!notice || notice->client() != objects_->entity()) return;  // an older session's
+  on_evicted(Error(ErrorCode::kFenced, notice->reason()));
+}
+
+void FileClient::on_evicted(const Error& why) {
+  const std::string old_entity = objects_->entity();
+  Error lost(ErrorCode::kFenced, "session " + old_entity + " was evicted: " + why.context());
+
+  // Files with writes that had not reached the OSDs and the MDS: lost, and their open
+  // handles fail from now on. A file open for writing counts too: the kernel may hold
+  // dirty pages of it (the writeback cache) that it sends only later. Their states leave
+  // the table, so that a new open starts from what the MDS has. Other files stay held
+  // and are opened again below.
+  std::unordered_set<Ino> open_for_writing;
+  for (const auto& [fh, h] : handles_) {
+    if (h->state && (h->flags & O_ACCMODE) != O_RDONLY) open_for_writing.insert(h->ino);
+  }
+  size_t lost_files = 0;
+  for (auto it = states_.begin(); it != states_.end();) {
+    auto& st = it->second;
+    st->readahead.clear();
+    st->missing_objects.clear();
+    if (!st->has_unrecorded_writes() && st->deferred_pushes == 0 && !st->write_error &&
+        !open_for_writing.count(st->ino)) {
+      ++it;
+      continue;
+    }
+    ++lost_files;
+    st->fenced = true;
+    st->write_error = lost;
+    st->commit_dirty = false;
+    st->mds_open = false;  // the eviction dropped its MDS open
+    it = states_.erase(it);
+  }
+
+  // Deferred changes were answered to the kernel but made under the fenced session.
+  auto deferred = take_deferred();
+  size_t lost_changes = deferred.size() + mds_.unsent();
+  for (auto& item : deferred) {
+    if (item.done) item.done(lost);
+  }
+  mds_.drop_unsent(lost);
+  // Reported by the next sync or fsync, as a failed writeback is.
+  if (lost_changes > 0 && !deferred_error_) deferred_error_ = lost;
+
+  // What this client knew exactly may have changed since its session was fenced.
+  known_.clear();
+  dirs_.clear();
+  ++setattr_calls_;  // listings fetched ahead are stale
+  delegated_next_ = delegated_end_ = 0;  // the range was the old session's
+
+  objects_->take_new_entity();
+  spdlog::error(
+      "this mount's session {} was evicted by the MDS ({}): {} file(s) with unwritten data "
+      "and {} deferred change(s) are lost and report EIO; continuing as {}",
+      old_entity, why.context(), lost_files, lost_changes, objects_->entity());
+  spawn_checked(executor(), reopen_all("new session after an eviction"));
+}
+
+}  // namespace dfs::client

@@ -1,0 +1,160 @@
+// Client sessions with leases. A mount opens its session saying it renews it
+// (SessionRequest.renews) and sends kMdsRenew well within the session timeout. One that
+// stops (dead, paused, cut off) is evicted: the monitors record its entity in the map's
+// fenced_clients, after which this MDS and every OSD refuse its requests with kFenced,
+// so a client that wakes up from a pause can never write over what others changed in
+// the meantime. Only then does its session end here: its opens are dropped (an unlinked
+// file it held may be purged) and its connection, if any, is told and closed. The
+// client, once it learns, fails what it had not written and starts a new session under
+// a new entity. Operators list and evict sessions with `dfs client ls|evict`.
+#include <spdlog/spdlog.h>
+
+#include "common/proto/mon.pb.h"
+#include "common/rpc/methods.h"
+#include "mds/service/mds_service.h"
+
+namespace dfs::mds {
+namespace {
+
+constexpr Duration kLeaseCheckInterval{1000};
+constexpr Duration kFenceRetryWait{1000};
+
+uint64_t wall_clock_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+Status MdsService::check_not_fenced(const std::string& client) const {
+  if (fenced_here_.count(client)) {
+    return make_error(ErrorCode::kFenced, client + " was evicted: open a new session");
+  }
+  if (maps_) {
+    if (const auto* fence = maps_->map().client_fence(client)) {
+      return make_error(ErrorCode::kFenced, client + " was evicted at map epoch " +
+                                                std::to_string(fence->epoch()) + " (" +
+                                                fence->reason() + "): open a new session");
+    }
+  }
+  return ok_status();
+}
+
+awaitable<MdsService::Reply> MdsService::on_renew(proto::RenewRequest req, std::string client) {
+  auto* session = sessions_.find(client);
+  if (!session) co_return make_error(ErrorCode::kNotFound, "no session for " + client);
+  session->renewing = true;
+  session->last_renew = Clock::now();
+  proto::RenewReply reply;
+  reply.set_sent_at_ms(req.sent_at_ms());
+  reply.set_lease_ms(static_cast<uint64_t>(options_.session_timeout.count()));
+  co_return rpc::make_reply(reply);
+}
+
+awaitable<void> MdsService::lease_loop() {
+  while (!stopping_) {
+    co_await sleep_for(kLeaseCheckInterval);
+    if (stopping_) break;
+    if (!serving_) continue;
+    auto now = Clock::now();
+    for (auto& client : sessions_.overdue(now, options_.session_timeout)) {
+      auto* session = sessions_.find(client);
+      auto silent_s = std::chrono::duration_cast<std::chrono::seconds>(now - session->last_renew);
+      std::string reason = "did not renew its session for " + std::to_string(silent_s.count()) +
+                           " s (session timeout " +
+                           std::to_string(options_.session_timeout.count() / 1000) + " s)";
+      spawn_checked(executor_, evict_in_background(client, reason));
+    }
+  }
+  --background_running_;
+}
+
+awaitable<void> MdsService::evict_in_background(std::string client, std::string reason) {
+  (void)co_await evict(std::move(client), std::move(reason));
+}
+
+awaitable<Result<uint64_t>> MdsService::evict(std::string client, std::string reason) {
+  auto* session = sessions_.find(client);
+  if (!session) co_return make_error(ErrorCode::kNotFound, "no session for " + client);
+  if (session->evicting) co_return make_error(ErrorCode::kBusy, client + " is being evicted");
+  session->evicting = true;
+  std::string address;
+  if (auto conn = session->connection.lock()) address = conn->peer_address();
+  // From here on this MDS refuses the client; the map makes the OSDs (and any later
+  // active MDS) refuse it too.
+  fenced_here_.insert(client);
+  spdlog::warn("{}: evicting {}{}: {}", entity_, client,
+               address.empty() ? "" : " (at " + address + ")", reason);
+  uint64_t epoch = 0;
+  while (maps_ && !stopping_ && serving_) {
+    proto::CommandRequest request;
+    request.set_fsid(options_.cluster_fsid);
+    auto* fence = request.mutable_command()->mutable_fence_client();
+    fence->set_entity(client);
+    fence->set_at_ms(wall_clock_ms());
+    fence->set_reason(reason);
+    auto reply =
+        co_await maps_->call_mon(rpc::kMonCommand, request.SerializeAsString(), Duration(5000));
+    if (reply) {
+      auto parsed = rpc::parse_body<proto::CommandReply>(reply->body);
+      epoch = parsed ? parsed->epoch() : 0;
+      break;
+    }
+    spdlog::warn("{}: fencing {} not committed yet: {}", entity_, client,
+                 reply.error().to_string());
+    co_await sleep_for(kFenceRetryWait);
+  }
+  if (stopping_ || !serving_) {
+    co_return make_error(ErrorCode::kUnavailable, entity_ + " stopped serving before the fence of " +
+                                                      client + " was committed");
+  }
+  // The session may have been evicted meanwhile by another path; end what is left.
+  session = sessions_.find(client);
+  if (session) {
+    if (auto conn = session->connection.lock(); conn && conn->is_open()) {
+      proto::EvictedNotice notice;
+      notice.set_client(client);
+      notice.set_reason(reason);
+      notice.set_epoch(epoch);
+      conn->send(rpc::kMdsEvicted, notice.SerializeAsString());
+    }
+    auto ended = sessions_.end(client);
+    for (uint64_t id : ended.ids) locks_.end_session(id);  // a killed holder's locks go
+    for (uint64_t ino : ended.unused) purge_if_unused(ino);
+    spawn_checked(executor_, forget_session(client));
+  }
+  spdlog::warn("{}: evicted {}: fenced at map epoch {}; its requests are refused from now on",
+               entity_, client, epoch);
+  co_return epoch;
+}
+
+awaitable<MdsService::Reply> MdsService::on_client_list() {
+  auto now = Clock::now();
+  proto::ClientListReply reply;
+  reply.set_session_timeout_ms(static_cast<uint64_t>(options_.session_timeout.count()));
+  for (const auto& [client, s] : sessions_.all()) {
+    if (s.evicting) continue;
+    auto* out = reply.add_sessions();
+    out->set_client(client);
+    if (auto conn = s.connection.lock(); conn && conn->is_open()) {
+      out->set_address(conn->peer_address());
+    }
+    out->set_since_renew_ms(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - s.last_renew).count()));
+    out->set_open_files(static_cast<uint32_t>(s.opens.size()));
+    out->set_renewing(s.renewing);
+  }
+  co_return rpc::make_reply(reply);
+}
+
+awaitable<MdsService::Reply> MdsService::on_client_evict(proto::ClientEvictRequest req) {
+  std::string reason = req.reason().empty() ? "evicted by an operator" : req.reason();
+  auto epoch = co_await evict(req.client(), reason);
+  if (!epoch) co_return unexpected(std::move(epoch).error());
+  proto::ClientEvictReply reply;
+  reply.set_epoch(*epoch);
+  co_return rpc::make_reply(reply);
+}
+
+}  // namespace dfs::mds

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# A mount that stops renewing its session is evicted and fenced, on two real mounts of
+# one cluster (three MDS replicas):
+#   - mount A holds a file open for writing with a write in the kernel's page cache,
+#     then its client process is stopped (SIGSTOP), as a paused VM or a hung host is;
+#   - within the session timeout plus 5 s the MDS evicts it: the map fences its
+#     session, `dfs status` and the MDS log say so, and mount B works throughout;
+#   - after SIGCONT, A's write fails (fsync reports EIO) and nothing it wrote reaches
+#     the file: B, remounted cold, reads the old bytes from the OSDs;
+#   - A goes on as a new session: a file it writes then reads whole on B.
+# The session timeout is 5 s here (30 s by default) to keep the test short.
+source "$(dirname "$0")/lib.sh"
+
+timeout_ms=5000
+start_cluster --session-timeout "$timeout_ms"
+mnt2="$work/mnt2"
+mkdir -p "$mnt2"
+"$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt2" >/dev/null || fail "second mount failed"
+trap 'umount -l "$mnt2" 2>/dev/null || true; pkill -CONT -f "mount.dfs .* $mnt( |\$)" || true; cleanup' EXIT
+
+step "a file both mounts see"
+head -c $((2 * 1024 * 1024)) /dev/urandom >"$work/base"
+# fsync: until capabilities make A's closes coherent for B, B sees what A made durable.
+dd if="$work/base" of="$mnt/file" bs=1M conv=fsync status=none
+cmp "$mnt2/file" "$work/base" || fail "mount B does not read what A wrote"
+[ "$(dfs_cli client ls | grep -c 'mount')" -ge 2 ] || { dfs_cli client ls; fail "dfs client ls does not list both mounts"; }
+
+step "mount A writes into the page cache, then its client is stopped"
+python3 - "$mnt/file" "$work" <<'PY' &
+import os, sys, time
+path, work = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_WRONLY)
+os.pwrite(fd, b"X" * 65536, 4096)
+open(work + "/written", "w").close()
+while not os.path.exists(work + "/go"):
+    time.sleep(0.1)
+result = []
+try:
+    os.fsync(fd)
+    result.append("fsync ok")
+except OSError as e:
+    result.append("fsync " + e.strerror)
+try:
+    os.close(fd)
+    result.append("close ok")
+except OSError as e:
+    result.append("close " + e.strerror)
+open(work + "/result", "w").write(" ".join(result))
+PY
+writer=$!
+for _ in $(seq 100); do [ -e "$work/written" ] && break; sleep 0.1; done
+[ -e "$work/written" ] || fail "the writer never wrote"
+client_a="$(pgrep -f "mount.dfs .* $mnt( |\$)" | head -1)"
+[ -n "$client_a" ] || fail "no client process for $mnt"
+kill -STOP "$client_a"
+stopped_at=$(date +%s)
+
+step "the MDS evicts it within the session timeout plus 5 s; B works meanwhile"
+deadline=$((stopped_at + timeout_ms / 1000 + 5))
+evicted=0
+while [ "$(date +%s)" -le "$deadline" ]; do
+  ls "$mnt2" >/dev/null || fail "mount B failed while A was stopped"
+  if grep -q "evicted client" "$cluster"/log/mds.*.log 2>/dev/null; then evicted=1; break; fi
+  sleep 0.5
+done
+[ "$evicted" = 1 ] || fail "A was not evicted within $((timeout_ms / 1000 + 5)) s"
+grep -h "evicted client" "$cluster"/log/mds.*.log | head -2
+dfs_cli status | grep -i "evicted" || fail "dfs status does not show the eviction"
+
+step "after SIGCONT, A's write fails and changes nothing"
+kill -CONT "$client_a"
+touch "$work/go"
+wait "$writer" || true
+result="$(cat "$work/result" 2>/dev/null || echo none)"
+echo "writer: $result"
+case "$result" in
+  "fsync Input/output error"*) ;;
+  *) fail "the stopped client's write did not fail with EIO: $result" ;;
+esac
+unmount_client "$mnt2"
+"$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt2" >/dev/null || fail "remounting B failed"
+cmp "$mnt2/file" "$work/base" || fail "the evicted client's write reached the file"
+
+step "A goes on as a new session"
+head -c 100000 /dev/urandom >"$work/after"
+dd if="$work/after" of="$mnt/after" bs=64k conv=fsync status=none || fail "A cannot write after its eviction"
+cmp "$mnt2/after" "$work/after" || fail "B does not read what A wrote as a new session"
+grep -h "was evicted by the MDS" "$cluster"/log/client*.log "$work"/*.log 2>/dev/null | head -2 || true
+echo "PASS"
