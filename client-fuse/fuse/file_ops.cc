@@ -128,15 +128,19 @@ void on_write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_f
 // as success and as "send no more": a FUSE round trip saved per close (three per file
 // in an rsync). The cost: close(2) no longer reports a failed earlier write; fsync does,
 // as on a local file system.
+// A flush is also a close by process `lock_owner`: its record locks on the file go (the
+// kernel leaves that to file systems with their own locks). Once the kernel stops sending
+// flushes, the locks taken through an open file go at its release instead.
 void on_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  spawn(req, [](FuseReply reply, Vfs* v, uint64_t fh) -> awaitable<void> {
+  spawn(req, [](FuseReply reply, Vfs* v, uint64_t fh, uint64_t lock_owner) -> awaitable<void> {
+    co_await v->client().release_record_locks(fh, lock_owner);
     auto flushed = co_await v->flush(fh);
     if (flushed && v->client().options().exclusive) {
       reply.error(ENOSYS);
       co_return;
     }
     reply_status(reply, flushed);
-  }(FuseReply(req, "flush"), &vfs_of(req), fi->fh));
+  }(FuseReply(req, "flush"), &vfs_of(req), fi->fh, fi->lock_owner));
 }
 
 void on_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
@@ -147,11 +151,12 @@ void on_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
 }
 
 void on_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  spawn(req, [](FuseReply reply, Vfs* v, uint64_t fh) -> awaitable<void> {
-    auto released = co_await v->release(fh);
+  spawn(req, [](FuseReply reply, Vfs* v, uint64_t fh, bool flock_release,
+                uint64_t lock_owner) -> awaitable<void> {
+    auto released = co_await v->release(fh, flock_release, lock_owner);
     if (!released) spdlog::warn("release: {}", released.error().to_string());
     reply.ok();  // close(2) has returned long ago; the error was reported by flush
-  }(FuseReply(req, "release"), &vfs_of(req), fi->fh));
+  }(FuseReply(req, "release"), &vfs_of(req), fi->fh, fi->flock_release != 0, fi->lock_owner));
 }
 
 void on_fallocate(fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) {

@@ -37,6 +37,10 @@ void on_init(void* userdata, fuse_conn_info* conn) {
   // this flag on to the kernel, and only KILLPRIV_V2 (SB_NOSEC) skips that getxattr.
   // -o nokillpriv leaves it out.
   want(FUSE_CAP_HANDLE_KILLPRIV, o.handle_killpriv);
+  // flock(2) and fcntl(2) locks go to the MDS (lock_ops.cc), so that they hold across
+  // every mount, not only among this kernel's processes.
+  want(FUSE_CAP_POSIX_LOCKS, true);
+  want(FUSE_CAP_FLOCK_LOCKS, true);
   want(FUSE_CAP_ASYNC_READ, true);
   want(FUSE_CAP_PARALLEL_DIROPS, true);
   want(FUSE_CAP_SPLICE_WRITE, o.splice);
@@ -111,6 +115,7 @@ fuse_lowlevel_ops make_ops() {
   add_file_ops(ops);
   add_dir_ops(ops);
   add_xattr_ops(ops);
+  add_lock_ops(ops);
   return ops;
 }
 

@@ -87,6 +87,7 @@ inline void reply_status(FuseReply& reply, const Status& status) {
 
 // Each family adds its handlers to the table.
 void add_entry_ops(fuse_lowlevel_ops& ops);
+void add_lock_ops(fuse_lowlevel_ops& ops);
 void add_file_ops(fuse_lowlevel_ops& ops);
 void add_dir_ops(fuse_lowlevel_ops& ops);
 void add_xattr_ops(fuse_lowlevel_ops& ops);

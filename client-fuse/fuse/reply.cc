@@ -114,6 +114,11 @@ bool FuseReply::buf(const char* data, size_t size) {
   return req && done(fuse_reply_buf(req, data, size));
 }
 
+bool FuseReply::lock(const struct flock& lock) {
+  fuse_req_t req = take();
+  return req && done(fuse_reply_lock(req, &lock));
+}
+
 bool FuseReply::statfs(const struct statvfs& st) {
   fuse_req_t req = take();
   return req && done(fuse_reply_statfs(req, &st));

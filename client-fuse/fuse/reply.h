@@ -49,6 +49,7 @@ class FuseReply {
   bool buf(const char* data, size_t size);
   bool statfs(const struct statvfs& st);
   bool xattr_size(size_t size);
+  bool lock(const struct flock& lock);
 
  private:
   fuse_req_t take();

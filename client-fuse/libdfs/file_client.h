@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -200,7 +201,21 @@ class FileClient {
   // replies to mutations once applied and logged, before the disk has them (fsyncdir).
   awaitable<Status> sync_metadata();
   // Flushes (when the last handle of the file goes) and tells the MDS the file is closed.
-  awaitable<Status> release(Fh fh);
+  // The record locks taken through `fh` go with it, and its flock lock when
+  // `flock_release` (the kernel says it took one; `lock_owner` names it).
+  awaitable<Status> release(Fh fh, bool flock_release = false, uint64_t lock_owner = 0);
+
+  // --- cluster-wide locks (file_locks.cc): held by the MDS for every client ---
+  // kMdsLock for `lock` (its ino is the file's) taken through `fh`: op 0 tests
+  // (F_GETLK), 1 sets, 2 sets and waits until granted or cancel_lock(wait_id). Before an
+  // unlock the file's buffered writes are pushed, so the next holder finds them; after a
+  // grant what this client cached of the file is dropped. Errors: the MDS's; kFenced.
+  awaitable<Result<proto::LockReply>> lock(Creds creds, Fh fh, proto::FileLock lock, uint32_t op,
+                                           uint64_t wait_id);
+  // Ends a wait of lock() (the waiting process got a signal): it answers "cancelled".
+  awaitable<void> cancel_lock(uint64_t wait_id);
+  // A close by lock owner `owner` (FUSE flush): its record locks on the file of `fh` go.
+  awaitable<void> release_record_locks(Fh fh, uint64_t owner);
   // Pushes every open file's buffered state, then sync_metadata() (umount).
   awaitable<Status> sync_all();
   // sync_all(), then stops the background flusher.
@@ -289,6 +304,12 @@ class FileClient {
   awaitable<Status> flush_state(std::shared_ptr<FileState> st);
   awaitable<Result<proto::Inode>> truncate(Creds creds, Ino ino, SetAttrArgs args);
   awaitable<void> flusher_loop();
+  // The locks taken through a handle that is being released (file_locks.cc).
+  awaitable<void> release_locks_of(const Handle& h, bool flock_release, uint64_t lock_owner);
+  awaitable<void> send_lock_release(Ino ino, uint32_t kind, uint64_t owner);
+  uint64_t locks_taken_ = 0;  // grants so far (a release is sent only once there were some)
+  // Waits cancelled before their request went out (the signal came first).
+  std::set<uint64_t> cancelled_waits_;
   // Re-sends kMdsOpen for every open handle (the MDS restarted, or a new session).
   awaitable<void> reopen_all(std::string why);
   // Eviction (eviction.cc): the MDS fenced this mount's session (it did not renew in

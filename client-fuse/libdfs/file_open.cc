@@ -333,11 +333,12 @@ awaitable<void> FileClient::send_release(Ino ino, Creds creds) {
   spdlog::warn("release of inode {:#x}: {}", ino, released.error().to_string());
 }
 
-awaitable<Status> FileClient::release(Fh fh) {
+awaitable<Status> FileClient::release(Fh fh, bool flock_release, uint64_t lock_owner) {
   auto it = handles_.find(fh);
   if (it == handles_.end()) co_return ok_status();
   auto h = it->second;
   handles_.erase(it);
+  co_await release_locks_of(*h, flock_release, lock_owner);
   if (!h->state) {
     if (h->mds_open) co_await send_release(h->ino, h->creds);
     co_return ok_status();

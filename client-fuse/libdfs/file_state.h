@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unordered_set>
 
 #include "client-fuse/libdfs/async_sync.h"
@@ -104,6 +105,9 @@ struct Handle {
   uint64_t next_read = 0;            // where a sequential reader reads next
   uint32_t sequential = 0;           // consecutive sequential reads
   bool offer_to_page_cache = false;  // opened from held data (data_for_page_cache)
+  // Lock owners that took record locks through this handle: their locks on the file go
+  // when it is released (the kernel stops sending flushes, which would name them).
+  std::set<uint64_t> record_lock_owners;
 };
 
 // The current time as a protobuf Timespec (mtime of buffered writes).

@@ -77,6 +77,16 @@ class MdsSession {
     co_return rpc::parse_body<Resp>(frame.body);
   }
 
+  // A request that may wait at the MDS as long as it takes (a lock wait): no op_timeout,
+  // resent as it is after a lost connection or an MDS failover until answered, so it
+  // must be idempotent. Errors: the MDS's, kFenced (the session was evicted meanwhile).
+  template <class Resp, class Req>
+  awaitable<Result<Resp>> call_unbounded(uint32_t method, Req request, const Creds& creds) {
+    stamp(request, creds, false);
+    DFS_CO_AWAIT_TRY(auto frame, call_until_answered(method, request.SerializeAsString()));
+    co_return rpc::parse_body<Resp>(frame.body);
+  }
+
   // A mutation the owner has already answered for (a deferred attribute change): its
   // request, serialized with a fresh request id, and what to do with its outcome.
   struct Deferred {
@@ -169,6 +179,7 @@ class MdsSession {
   // Retries until `timeout` (default: op_timeout) has passed.
   awaitable<Result<rpc::Frame>> call_with_retries(uint32_t method, std::string body,
                                                   std::optional<Duration> timeout = std::nullopt);
+  awaitable<Result<rpc::Frame>> call_until_answered(uint32_t method, std::string body);
   // The connection to rank 0 with a session open on it. Errors: retryable ones.
   awaitable<Result<rpc::ConnectionPtr>> session_connection(Clock::time_point deadline);
   // A new map names another active MDS for rank 0 (its leader changed): drop the

@@ -133,7 +133,9 @@ awaitable<Result<uint64_t>> Vfs::write(uint64_t fh, int open_flags, bool page_ca
 awaitable<Status> Vfs::flush(uint64_t fh) { co_return co_await client_.flush(fh); }
 awaitable<Status> Vfs::fsync(uint64_t fh) { co_return co_await client_.fsync(fh); }
 awaitable<Status> Vfs::fsyncdir() { co_return co_await client_.sync_metadata(); }
-awaitable<Status> Vfs::release(uint64_t fh) { co_return co_await client_.release(fh); }
+awaitable<Status> Vfs::release(uint64_t fh, bool flock_release, uint64_t lock_owner) {
+  co_return co_await client_.release(fh, flock_release, lock_owner);
+}
 
 awaitable<Result<uint64_t>> Vfs::opendir(Creds creds, uint64_t ino) {
   auto dir = std::make_shared<DirHandle>();

@@ -98,7 +98,8 @@ class Vfs {
   awaitable<Status> fsync(uint64_t fh);
   // Directory changes are durable when this returns.
   awaitable<Status> fsyncdir();
-  awaitable<Status> release(uint64_t fh);
+  // `flock_release`: the kernel took a flock lock on this open file, named `lock_owner`.
+  awaitable<Status> release(uint64_t fh, bool flock_release = false, uint64_t lock_owner = 0);
 
   // Directories. readdir returns at most `max_items` items after `offset`; items the
   // caller cannot fit are served again by the next call.

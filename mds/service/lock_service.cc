@@ -84,9 +84,13 @@ awaitable<Result<proto::LockReply>> LockService::lock(locks::SessionId s,
     co_return make_error(ErrorCode::kInvalidArgument, "lock op " + std::to_string(request.op()));
   }
   const bool wait = request.op() == kSetWait && type != locks::LockType::kUnlock;
-  if (wait && by_client_id_.count({s, request.wait_id()})) {
-    co_return make_error(ErrorCode::kAlreadyExists,
-                         "lock wait " + std::to_string(request.wait_id()) + " is already queued");
+  if (wait) {
+    // A resend (the client's connection dropped while it waited) joins the wait.
+    if (auto it = by_client_id_.find({s, request.wait_id()}); it != by_client_id_.end()) {
+      auto w = waits_.at(it->second);
+      reply.set_outcome(co_await w->outcome.wait());
+      co_return reply;
+    }
   }
   locks::LockRequest r{spec.ino(), owner, range, type, spec.pid(), wait};
   auto set = DFS_CO_TRY(table_.set(r, now_ms()));

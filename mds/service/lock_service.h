@@ -23,8 +23,8 @@ class LockService {
   explicit LockService(asio::any_io_executor executor);
 
   // One kMdsLock request of session `s`. A waiting one returns once it is granted or
-  // cancelled. Errors: kInvalidArgument (bad range, type or op), kAlreadyExists (a
-  // waiting request with this wait_id is already queued).
+  // cancelled; a resend of a waiting one (same wait_id) joins its wait.
+  // Errors: kInvalidArgument (bad range, type or op), kUnavailable (failover grace).
   awaitable<Result<proto::LockReply>> lock(locks::SessionId s, const proto::LockRequest& request);
   // Ends the wait `wait_id` of `s` with outcome "cancelled". No-op when it is not waiting
   // (granted meanwhile: the client then holds the lock and unlocks it).

@@ -1,0 +1,100 @@
+// FileClient: flock(2) and fcntl(2) locks, held by the MDS for every client at once
+// (docs/architecture.md, "Locks"). The FUSE layer passes the kernel's lock owner; this
+// side adds what a lock means for cached data: an unlock first pushes the file's buffered
+// writes, so the next holder, on any mount, finds them at the MDS and the OSDs; a grant
+// drops what this client cached of the file, so the holder reads what the last one wrote.
+#include <spdlog/spdlog.h>
+
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/libdfs/file_state.h"
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+namespace {
+
+constexpr uint32_t kUnlockType = 2;  // FileLock.type
+constexpr uint32_t kRecordKind = 0;  // FileLock.kind
+constexpr uint32_t kFlockKind = 2;
+constexpr uint32_t kGranted = 0;     // LockReply.outcome
+constexpr uint32_t kCancelled = 4;
+constexpr uint32_t kTest = 0;        // LockRequest.op
+constexpr uint32_t kSetWait = 2;
+
+}  // namespace
+
+awaitable<Result<proto::LockReply>> FileClient::lock(Creds creds, Fh fh, proto::FileLock lock,
+                                                     uint32_t op, uint64_t wait_id) {
+  auto h = DFS_CO_TRY(handle(fh));
+  lock.set_ino(h->ino);
+  if (op != kTest && lock.type() == kUnlockType && h->state) {
+    // What was written under the lock goes out before anyone else can take it.
+    DFS_CO_AWAIT_CHECK(flush_state(h->state));
+  }
+  const proto::FileLock taken = lock;  // the request is moved into the call
+  proto::LockRequest request;
+  *request.mutable_lock() = std::move(lock);
+  request.set_op(op);
+  request.set_wait_id(wait_id);
+  Result<proto::LockReply> reply;
+  if (op == kSetWait && cancelled_waits_.erase(wait_id)) {
+    proto::LockReply cancelled;
+    cancelled.set_outcome(kCancelled);
+    co_return cancelled;
+  }
+  if (op == kSetWait) {
+    reply = co_await mds_.call_unbounded<proto::LockReply>(rpc::kMdsLock, std::move(request), creds);
+  } else {
+    reply = co_await mds_.call<proto::LockReply>(rpc::kMdsLock, std::move(request), creds, false);
+  }
+  if (op == kSetWait) cancelled_waits_.erase(wait_id);
+  if (!reply) co_return reply;
+  if (op != kTest && taken.type() != kUnlockType && reply->outcome() == kGranted) {
+    ++locks_taken_;
+    if (taken.kind() == kRecordKind) {
+      if (auto again = handles_.find(fh); again != handles_.end()) {
+        again->second->record_lock_owners.insert(taken.owner());
+      }
+    }
+    // Another mount may have changed the file while it held the lock.
+    known_.erase(taken.ino());
+    if (auto st = held(taken.ino())) st->readahead.clear();
+  }
+  co_return reply;
+}
+
+awaitable<void> FileClient::cancel_lock(uint64_t wait_id) {
+  // Bounded: a cancel whose wait already ended leaves an id nobody takes.
+  if (cancelled_waits_.size() > 1024) cancelled_waits_.erase(cancelled_waits_.begin());
+  cancelled_waits_.insert(wait_id);
+  proto::LockCancelRequest request;
+  request.set_wait_id(wait_id);
+  auto sent = co_await mds_.call<proto::Empty>(rpc::kMdsLockCancel, std::move(request),
+                                               Creds{}, false);
+  if (!sent) spdlog::warn("cancelling lock wait {}: {}", wait_id, sent.error().to_string());
+}
+
+awaitable<void> FileClient::release_record_locks(Fh fh, uint64_t owner) {
+  auto h = handle(fh);
+  if (!h || !(*h)->record_lock_owners.count(owner)) co_return;
+  (*h)->record_lock_owners.erase(owner);
+  co_await send_lock_release((*h)->ino, kRecordKind, owner);
+}
+
+awaitable<void> FileClient::release_locks_of(const Handle& h, bool flock_release,
+                                             uint64_t lock_owner) {
+  if (locks_taken_ == 0) co_return;  // this mount never locked anything
+  for (uint64_t owner : h.record_lock_owners) co_await send_lock_release(h.ino, kRecordKind, owner);
+  if (flock_release) co_await send_lock_release(h.ino, kFlockKind, lock_owner);
+}
+
+awaitable<void> FileClient::send_lock_release(Ino ino, uint32_t kind, uint64_t owner) {
+  proto::LockReleaseRequest request;
+  request.set_ino(ino);
+  request.set_kind(kind);
+  request.set_owner(owner);
+  auto sent = co_await mds_.call<proto::Empty>(rpc::kMdsLockRelease, std::move(request),
+                                               Creds{}, false);
+  if (!sent) spdlog::warn("releasing locks on inode {:#x}: {}", ino, sent.error().to_string());
+}
+
+}  // namespace dfs::client

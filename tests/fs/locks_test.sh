@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# flock(2) and fcntl(2) locks hold across mounts: three mounts of one cluster (three MDS
+# replicas), each lock going to the MDS.
+#   - a counter incremented 1,000 times by a process on each mount, each increment under
+#     an exclusive lock of a file on the file system, ends at exactly 3,000, with flock
+#     and again with fcntl; the counter itself is a local file, so only the lock can keep
+#     the increments apart (data coherence between mounts is not what this checks);
+#   - F_GETLK on one mount reports the write lock a process on another holds, and its pid;
+#   - a SIGKILLed holder's locks are freed: a waiter on another mount gets the lock;
+#   - an evicted mount's locks are freed: its client stopped (SIGSTOP), a waiter on
+#     another mount gets the lock within the session timeout plus 5 s.
+source "$(dirname "$0")/lib.sh"
+
+timeout_ms=5000
+start_cluster --session-timeout "$timeout_ms"
+helper="$repo/tests/fs/locks_helper.py"
+mnt2="$work/mnt2"
+mnt3="$work/mnt3"
+for m in "$mnt2" "$mnt3"; do
+  mkdir -p "$m"
+  "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$m" >/dev/null || fail "mounting $m failed"
+done
+holders=()
+finish() {
+  local rc=$?
+  for p in "${holders[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  pkill -CONT -f "mount.dfs .* $mnt( |\$)" 2>/dev/null || true
+  for m in "$mnt2" "$mnt3"; do umount -l "$m" 2>/dev/null || true; done
+  cleanup $rc
+}
+trap finish EXIT
+
+touch "$mnt/lock"
+for m in "$mnt2" "$mnt3"; do
+  for _ in $(seq 50); do [ -e "$m/lock" ] && break; sleep 0.1; done
+done
+
+for kind in flock fcntl; do
+  step "three mounts increment a local counter 1,000 times each under $kind"
+  echo 0 >"$work/counter"
+  pids=()
+  for m in "$mnt" "$mnt2" "$mnt3"; do
+    python3 "$helper" count "$kind" "$m/lock" "$work/counter" 1000 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || fail "a $kind counter process failed"; done
+  [ "$(cat "$work/counter")" = 3000 ] ||
+    fail "under $kind the counter ended at $(cat "$work/counter"), not 3000"
+done
+
+step "F_GETLK on mount B reports the write lock a process on mount A holds"
+python3 "$helper" hold fcntl "$mnt/lock" "$work/ready1" &
+holder=$!
+holders+=("$holder")
+for _ in $(seq 100); do [ -e "$work/ready1" ] && break; sleep 0.1; done
+[ -e "$work/ready1" ] || fail "the holder never got its lock"
+answer="$(python3 "$helper" getlk "$mnt2/lock")"
+echo "F_GETLK on B: $answer (holder pid $holder)"
+[ "$answer" = "write $holder" ] || fail "F_GETLK on B answered '$answer', not 'write $holder'"
+
+step "a SIGKILLed holder's lock goes to a waiter on another mount"
+python3 "$helper" wait fcntl "$mnt3/lock" >"$work/waited1" &
+waiter=$!
+sleep 1
+kill -0 "$waiter" 2>/dev/null || fail "the waiter on C got the lock while A held it"
+kill -9 "$holder"
+for _ in $(seq 100); do kill -0 "$waiter" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$waiter" 2>/dev/null && fail "the waiter on C did not get the lock within 10 s of the kill"
+wait "$waiter" || fail "the waiter on C failed"
+echo "C waited $(cat "$work/waited1") s"
+
+step "an evicted mount's lock goes to a waiter on another mount"
+python3 "$helper" hold flock "$mnt/lock" "$work/ready2" &
+holder=$!
+holders+=("$holder")
+for _ in $(seq 100); do [ -e "$work/ready2" ] && break; sleep 0.1; done
+[ -e "$work/ready2" ] || fail "the holder never got its flock"
+python3 "$helper" wait flock "$mnt2/lock" >"$work/waited2" &
+waiter=$!
+sleep 1
+kill -0 "$waiter" 2>/dev/null || fail "the waiter on B got the flock while A held it"
+client_a="$(pgrep -f "mount.dfs .* $mnt( |\$)" | head -1)"
+kill -STOP "$client_a"
+for _ in $(seq $((timeout_ms / 100 + 50))); do kill -0 "$waiter" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$waiter" 2>/dev/null &&
+  fail "the waiter on B did not get the flock within the session timeout plus 5 s"
+wait "$waiter" || fail "the waiter on B failed"
+echo "B waited $(cat "$work/waited2") s for the evicted holder's flock"
+kill -CONT "$client_a"
+echo "PASS"
