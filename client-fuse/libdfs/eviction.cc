@@ -66,6 +66,7 @@ void FileClient::on_evicted(const Error& why) {
   dirs_.clear();
   ++setattr_calls_;  // listings fetched ahead are stale
   delegated_next_ = delegated_end_ = 0;  // the range was the old session's
+  held_locks_.evict_session(kOwnSession);  // the MDS dropped them with the session
 
   objects_->take_new_entity();
   spdlog::error(

@@ -46,7 +46,10 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
       data_ahead_(options_.exclusive ? options_.data_ahead_bytes : 0),
       listing_arrived_(objects_->executor()) {
   listing_arrived_.expires_at(asio::steady_timer::time_point::max());
-  mds_.on_new_instance([this] { return reopen_all("the MDS restarted"); });
+  mds_.on_new_instance([this]() -> awaitable<void> {
+    co_await reassert_locks();
+    co_await reopen_all("the MDS restarted");
+  });
   mds_.on_fenced([this](const Error& why) { on_evicted(why); });
   objects_->on_fenced([this](const Error& why) { on_evicted(why); });
   objects_->on_mds_push([this](const rpc::Frame& frame) { on_evicted_notice(frame); });

@@ -27,6 +27,7 @@
 #include "client-fuse/libdfs/mds_session.h"
 #include "client-fuse/libdfs/object_client.h"
 #include "client-fuse/libdfs/striping.h"
+#include "common/locks/lock_table.h"
 
 namespace dfs::client {
 
@@ -308,6 +309,15 @@ class FileClient {
   awaitable<void> release_locks_of(const Handle& h, bool flock_release, uint64_t lock_owner);
   awaitable<void> send_lock_release(Ino ino, uint32_t kind, uint64_t owner);
   uint64_t locks_taken_ = 0;  // grants so far (a release is sent only once there were some)
+  // What this mount holds, as the MDS's table has it (session 1 stands for this one):
+  // every granted lock, unlock and release is applied here too, so that after a failover
+  // the mount can re-assert exactly what it held (reassert_locks).
+  locks::LockTable held_locks_{locks::LockTableOptions{}};
+  static constexpr locks::SessionId kOwnSession = 1;
+  void note_held(const proto::FileLock& lock);
+  // After a failover (the MDS's table is new): re-asserts held_locks_; the ones refused
+  // are lost, and dropped here. Through call_alone (it runs in the new-instance hook).
+  awaitable<void> reassert_locks();
   // Waits cancelled before their request went out (the signal came first).
   std::set<uint64_t> cancelled_waits_;
   // Re-sends kMdsOpen for every open handle (the MDS restarted, or a new session).

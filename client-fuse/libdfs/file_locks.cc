@@ -7,6 +7,7 @@
 
 #include "client-fuse/libdfs/file_client.h"
 #include "client-fuse/libdfs/file_state.h"
+#include "common/locks/lock_proto.h"
 #include "common/rpc/methods.h"
 
 namespace dfs::client {
@@ -48,6 +49,7 @@ awaitable<Result<proto::LockReply>> FileClient::lock(Creds creds, Fh fh, proto::
   }
   if (op == kSetWait) cancelled_waits_.erase(wait_id);
   if (!reply) co_return reply;
+  if (op != kTest && reply->outcome() == kGranted) note_held(taken);
   if (op != kTest && taken.type() != kUnlockType && reply->outcome() == kGranted) {
     ++locks_taken_;
     if (taken.kind() == kRecordKind) {
@@ -60,6 +62,45 @@ awaitable<Result<proto::LockReply>> FileClient::lock(Creds creds, Fh fh, proto::
     if (auto st = held(taken.ino())) st->readahead.clear();
   }
   co_return reply;
+}
+
+void FileClient::note_held(const proto::FileLock& lock) {
+  auto held = locks::from_proto(kOwnSession, lock);
+  if (!held) return;
+  locks::LockRequest r{held->ino, held->owner, held->range, held->type, held->pid, false};
+  auto applied = held_locks_.set(r, 0);
+  // The MDS granted it, so it fits with everything else this mount holds.
+  if (!applied || applied->outcome != locks::SetOutcome::kGranted) {
+    spdlog::warn("lock bookkeeping: the MDS granted a lock on inode {:#x} the local table refused",
+                 lock.ino());
+  }
+}
+
+awaitable<void> FileClient::reassert_locks() {
+  proto::LockReassertRequest request;
+  for (locks::Ino ino : held_locks_.inodes()) {
+    for (const auto& held : held_locks_.locks_of(ino)) *request.add_locks() = locks::to_proto(held);
+  }
+  if (request.locks_size() == 0) co_return;
+  auto reply = co_await mds_.call_alone<proto::LockReassertReply>(rpc::kMdsLockReassert, request,
+                                                                  Creds{}, false);
+  size_t lost = 0;
+  for (int i = 0; i < request.locks_size(); ++i) {
+    bool kept = reply && i < reply->codes_size() && reply->codes(i) == 0;
+    if (kept) continue;
+    ++lost;
+    auto gone = request.locks(i);
+    gone.set_type(kUnlockType);
+    note_held(gone);
+  }
+  if (lost == 0) {
+    spdlog::info("re-asserted {} lock(s) at the new MDS", request.locks_size());
+  } else {
+    spdlog::error("{} of {} lock(s) could not be re-asserted after the MDS failover ({}): their "
+                  "holders no longer hold them",
+                  lost, request.locks_size(),
+                  reply ? "another client took them first" : reply.error().to_string());
+  }
 }
 
 awaitable<void> FileClient::cancel_lock(uint64_t wait_id) {
@@ -77,14 +118,21 @@ awaitable<void> FileClient::release_record_locks(Fh fh, uint64_t owner) {
   auto h = handle(fh);
   if (!h || !(*h)->record_lock_owners.count(owner)) co_return;
   (*h)->record_lock_owners.erase(owner);
+  held_locks_.release_owner(kOwnSession, (*h)->ino, owner);
   co_await send_lock_release((*h)->ino, kRecordKind, owner);
 }
 
 awaitable<void> FileClient::release_locks_of(const Handle& h, bool flock_release,
                                              uint64_t lock_owner) {
   if (locks_taken_ == 0) co_return;  // this mount never locked anything
-  for (uint64_t owner : h.record_lock_owners) co_await send_lock_release(h.ino, kRecordKind, owner);
-  if (flock_release) co_await send_lock_release(h.ino, kFlockKind, lock_owner);
+  for (uint64_t owner : h.record_lock_owners) {
+    held_locks_.release_owner(kOwnSession, h.ino, owner);
+    co_await send_lock_release(h.ino, kRecordKind, owner);
+  }
+  if (flock_release) {
+    held_locks_.release_open(kOwnSession, h.ino, lock_owner);
+    co_await send_lock_release(h.ino, kFlockKind, lock_owner);
+  }
 }
 
 awaitable<void> FileClient::send_lock_release(Ino ino, uint32_t kind, uint64_t owner) {

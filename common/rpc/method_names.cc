@@ -56,6 +56,7 @@ std::string method_name(uint32_t method) {
     case kMdsLock: return "mds_lock";
     case kMdsLockCancel: return "mds_lock_cancel";
     case kMdsLockRelease: return "mds_lock_release";
+    case kMdsLockReassert: return "mds_lock_reassert";
     case kRaftMessage: return "raft_message";
   }
   return "method_" + std::to_string(method);

@@ -59,6 +59,7 @@ enum Method : uint32_t {
   kMdsLock = 329,          // flock/fcntl locks: test, set, set and wait
   kMdsLockCancel = 330,    // stop waiting for a lock (a signal)
   kMdsLockRelease = 331,   // a close: the owner's locks on a file go
+  kMdsLockReassert = 332,  // after a failover: the locks a client held
 
   kRaftMessage = 400,  // one-way raft peer message; the body names the group
 };

@@ -106,6 +106,9 @@ awaitable<Result<uint64_t>> MdsService::evict(std::string client, std::string re
     co_await sleep_for(kFenceRetryWait);
   }
   if (stopping_ || !serving_) {
+    // Not fenced in the map: the next active MDS judges the client afresh.
+    fenced_here_.erase(client);
+    if (auto* left = sessions_.find(client)) left->evicting = false;
     co_return make_error(ErrorCode::kUnavailable, entity_ + " stopped serving before the fence of " +
                                                       client + " was committed");
   }

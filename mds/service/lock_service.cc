@@ -1,5 +1,7 @@
 #include "mds/service/lock_service.h"
 
+#include "common/locks/lock_proto.h"
+
 namespace dfs::mds {
 namespace {
 
@@ -9,43 +11,19 @@ constexpr uint32_t kConflict = 1;
 constexpr uint32_t kDeadlock = 2;
 constexpr uint32_t kNoLocks = 3;
 constexpr uint32_t kCancelled = 4;
+// Not on the wire: the waiting request ends with kUnavailable (this MDS stopped serving).
+constexpr uint32_t kAskAgain = 100;
 
 // kMdsLock ops.
 constexpr uint32_t kTest = 0;
 constexpr uint32_t kSet = 1;
 constexpr uint32_t kSetWait = 2;
 
-constexpr uint32_t kFlockKind = 2;
 
 locks::TimeMs now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-locks::OwnerKind owner_kind(uint32_t kind) {
-  return kind == kFlockKind ? locks::OwnerKind::kFlock : locks::OwnerKind::kPosix;
-}
-
-Result<locks::LockType> lock_type(uint32_t type) {
-  switch (type) {
-    case 0: return locks::LockType::kRead;
-    case 1: return locks::LockType::kWrite;
-    case 2: return locks::LockType::kUnlock;
-    default: return make_error(ErrorCode::kInvalidArgument, "lock type " + std::to_string(type));
-  }
-}
-
-proto::FileLock to_proto(const locks::HeldLock& held) {
-  proto::FileLock out;
-  out.set_ino(held.ino);
-  out.set_kind(held.owner.kind == locks::OwnerKind::kFlock ? kFlockKind : 0);
-  out.set_owner(held.owner.id);
-  out.set_type(held.type == locks::LockType::kWrite ? 1 : 0);
-  out.set_start(held.range.start);
-  out.set_end(held.range.end);
-  out.set_pid(held.pid);
-  return out;
 }
 
 uint32_t outcome_of(locks::SetOutcome outcome) {
@@ -67,17 +45,17 @@ LockService::LockService(asio::any_io_executor executor)
 awaitable<Result<proto::LockReply>> LockService::lock(locks::SessionId s,
                                                       const proto::LockRequest& request) {
   const auto& spec = request.lock();
-  auto type = DFS_CO_TRY(lock_type(spec.type()));
-  locks::Owner owner{s, spec.owner(), owner_kind(spec.kind())};
-  locks::Range range{spec.start(), spec.end()};
-  if (owner.kind == locks::OwnerKind::kFlock) range = locks::Range::whole();
+  auto asked = DFS_CO_TRY(locks::from_proto(s, spec));
+  const auto type = asked.type;
+  const auto& owner = asked.owner;
+  const auto& range = asked.range;
   proto::LockReply reply;
   if (request.op() == kTest) {
     if (type == locks::LockType::kUnlock) {
       co_return make_error(ErrorCode::kInvalidArgument, "testing for an unlock");
     }
     auto conflict = DFS_CO_TRY(table_.test(spec.ino(), owner, range, type, now_ms()));
-    if (conflict) *reply.mutable_conflict() = to_proto(*conflict);
+    if (conflict) *reply.mutable_conflict() = locks::to_proto(*conflict);
     co_return reply;
   }
   if (request.op() != kSet && request.op() != kSetWait) {
@@ -88,7 +66,9 @@ awaitable<Result<proto::LockReply>> LockService::lock(locks::SessionId s,
     // A resend (the client's connection dropped while it waited) joins the wait.
     if (auto it = by_client_id_.find({s, request.wait_id()}); it != by_client_id_.end()) {
       auto w = waits_.at(it->second);
-      reply.set_outcome(co_await w->outcome.wait());
+      auto outcome = co_await w->outcome.wait();
+      if (outcome == kAskAgain) co_return make_error(ErrorCode::kUnavailable, "the MDS stopped serving");
+      reply.set_outcome(outcome);
       co_return reply;
     }
   }
@@ -97,7 +77,7 @@ awaitable<Result<proto::LockReply>> LockService::lock(locks::SessionId s,
   answer_granted();  // an unlock may have woken others
   if (set.outcome != locks::SetOutcome::kQueued) {
     reply.set_outcome(outcome_of(set.outcome));
-    if (set.conflict) *reply.mutable_conflict() = to_proto(*set.conflict);
+    if (set.conflict) *reply.mutable_conflict() = locks::to_proto(*set.conflict);
     co_return reply;
   }
   auto w = std::make_shared<Wait>(executor_);
@@ -105,7 +85,9 @@ awaitable<Result<proto::LockReply>> LockService::lock(locks::SessionId s,
   w->client_id = request.wait_id();
   waits_[set.waiter] = w;
   by_client_id_[{s, request.wait_id()}] = set.waiter;
-  reply.set_outcome(co_await w->outcome.wait());
+  auto outcome = co_await w->outcome.wait();
+  if (outcome == kAskAgain) co_return make_error(ErrorCode::kUnavailable, "the MDS stopped serving");
+  reply.set_outcome(outcome);
   co_return reply;
 }
 
@@ -131,12 +113,43 @@ void LockService::cancel(locks::SessionId s, uint64_t wait_id) {
 }
 
 void LockService::release(locks::SessionId s, const proto::LockReleaseRequest& request) {
-  if (owner_kind(request.kind()) == locks::OwnerKind::kFlock) {
+  if (locks::owner_kind_of(request.kind()) == locks::OwnerKind::kFlock) {
     for (auto id : table_.release_open(s, request.ino(), request.owner())) finish(id, kCancelled);
   } else {
     table_.release_owner(s, request.ino(), request.owner());
   }
   answer_granted();
+}
+
+void LockService::begin_reassert(Duration grace) {
+  stop_serving();
+  locks::LockTableOptions options;
+  options.reassert_grace_ms = grace.count();
+  table_ = locks::LockTable(options);
+  table_.begin_reassert(now_ms());
+}
+
+void LockService::stop_serving() {
+  auto waits = std::move(waits_);
+  waits_.clear();
+  by_client_id_.clear();
+  for (auto& [id, w] : waits) w->outcome.set(kAskAgain);
+}
+
+Result<proto::LockReassertReply> LockService::reassert(locks::SessionId s,
+                                                       const proto::LockReassertRequest& request) {
+  std::vector<locks::HeldLock> held;
+  proto::LockReassertReply reply;
+  for (const auto& lock : request.locks()) {
+    auto one = locks::from_proto(s, lock);
+    if (!one) return unexpected(std::move(one).error());
+    held.push_back(*one);
+  }
+  auto codes = DFS_TRY(table_.reassert(s, held, now_ms()));
+  for (const auto& code : codes) {
+    reply.add_codes(code ? 0u : static_cast<uint32_t>(code.error().code()));
+  }
+  return reply;
 }
 
 void LockService::end_session(locks::SessionId s) {

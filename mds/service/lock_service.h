@@ -34,6 +34,17 @@ class LockService {
   void release(locks::SessionId s, const proto::LockReleaseRequest& request);
   // The session ended (evicted, expired): its locks and waits go.
   void end_session(locks::SessionId s);
+
+  // This replica became the active MDS: a fresh table, in its re-assertion grace, in
+  // which clients re-assert the locks they held (reassert()) and other lock requests
+  // are refused with kUnavailable (the client retries).
+  void begin_reassert(Duration grace);
+  // This replica stopped serving: every waiting request ends with kUnavailable, so that
+  // its client asks the next active MDS (a failover is not a signal: no EINTR).
+  void stop_serving();
+  // kMdsLockReassert. Errors: kPermissionDenied (no grace running: the locks are lost).
+  Result<proto::LockReassertReply> reassert(locks::SessionId s,
+                                            const proto::LockReassertRequest& request);
   size_t waiting() const { return waits_.size(); }
 
  private:

@@ -21,8 +21,12 @@ constexpr uint32_t kMdsMethods[] = {
     rpc::kMdsWriteInline, rpc::kMdsCommitWrite, rpc::kMdsUninline, rpc::kMdsStatFs,
     rpc::kMdsReadlink,    rpc::kMdsSync,        rpc::kMdsBatch,    rpc::kMdsAllocInos,
     rpc::kMdsRenew,       rpc::kMdsClientList,  rpc::kMdsClientEvict, rpc::kMdsLock,
-    rpc::kMdsLockCancel,  rpc::kMdsLockRelease,
+    rpc::kMdsLockCancel,  rpc::kMdsLockRelease, rpc::kMdsLockReassert,
 };
+
+// How long a new active MDS waits for clients to re-assert their locks before it takes
+// new ones. Clients follow the map to it within seconds of the takeover.
+constexpr Duration kLockReassertGrace{10000};
 
 uint64_t random_instance() {
   std::random_device rd;
@@ -79,6 +83,7 @@ Status MdsService::load() {
                  replication_->options().replicas.size());
     return ok_status();  // the active replica loads the rest when it takes over
   }
+  locks_.begin_reassert(kLockReassertGrace);  // clients held locks before a restart
   return load_volatile_state();
 }
 
@@ -228,6 +233,12 @@ awaitable<void> MdsService::become_active(raft::Term term) {
   }
   // Clients must re-open their files with us (our open counts start empty).
   instance_ = random_instance();
+  // Evictions this replica began in an earlier term and did not commit are void: the
+  // map's fences are the truth.
+  fenced_here_.clear();
+  // Locks are volatile: clients re-assert the ones they held under the previous active
+  // MDS before anyone may take new ones.
+  locks_.begin_reassert(kLockReassertGrace);
   serving_ = true;
   serving_term_ = term;
   spdlog::info("{}: active for rank {} at raft term {} (log index {})", entity_, options_.fs.rank,
@@ -246,7 +257,7 @@ void MdsService::become_standby() {
   spdlog::info("{}: no longer active for rank {} (was at raft term {})", entity_,
                options_.fs.rank, serving_term_);
   serving_ = false;
-  for (const auto& [client, session] : sessions_.all()) locks_.end_session(session.id);
+  locks_.stop_serving();  // waiting lock requests ask the next active MDS
   sessions_.clear();
   orphans_.clear();
   spawn_checked(executor_, boot_loop());
@@ -486,6 +497,14 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
       DFS_MDS_PARSE(LockCancelRequest, req);
       if (auto* s = sessions_.find(client)) locks_.cancel(s->id, req.wait_id());
       co_return rpc::Reply{proto::Empty().SerializeAsString(), {}};
+    }
+    case rpc::kMdsLockReassert: {
+      DFS_MDS_PARSE(LockReassertRequest, req);
+      auto* s = sessions_.find(client);
+      if (!s) co_return make_error(ErrorCode::kNotFound, "no session for " + client);
+      auto reply = locks_.reassert(s->id, req);
+      if (!reply) co_return unexpected(std::move(reply).error());
+      co_return rpc::make_reply(*reply);
     }
     case rpc::kMdsLockRelease: {
       DFS_MDS_PARSE(LockReleaseRequest, req);

@@ -7,6 +7,9 @@
 #     the increments apart (data coherence between mounts is not what this checks);
 #   - F_GETLK on one mount reports the write lock a process on another holds, and its pid;
 #   - a SIGKILLed holder's locks are freed: a waiter on another mount gets the lock;
+#   - locks survive an MDS failover: the active replica is killed while a process on one
+#     mount holds a lock; once another replica has taken over and the holder's mount has
+#     re-asserted it, F_GETLK on another mount still reports it;
 #   - an evicted mount's locks are freed: its client stopped (SIGSTOP), a waiter on
 #     another mount gets the lock within the session timeout plus 5 s.
 source "$(dirname "$0")/lib.sh"
@@ -68,6 +71,22 @@ for _ in $(seq 100); do kill -0 "$waiter" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$waiter" 2>/dev/null && fail "the waiter on C did not get the lock within 10 s of the kill"
 wait "$waiter" || fail "the waiter on C failed"
 echo "C waited $(cat "$work/waited1") s"
+
+step "a held lock survives an MDS failover"
+python3 "$helper" hold fcntl "$mnt2/lock" "$work/ready3" &
+holder=$!
+holders+=("$holder")
+for _ in $(seq 100); do [ -e "$work/ready3" ] && break; sleep 0.1; done
+[ -e "$work/ready3" ] || fail "the holder on B never got its lock"
+"$repo/tools/dfs-dev" kill mds-leader --dir "$cluster" || fail "killing the MDS leader failed"
+# Any request makes the mounts follow the map to the new active replica; the holder's
+# mount re-asserts its locks on the way. F_GETLK waits out the re-assertion grace.
+ls "$mnt2" "$mnt3" >/dev/null || fail "the mounts did not survive the failover"
+answer="$(python3 "$helper" getlk "$mnt3/lock")"
+echo "F_GETLK on C after the failover: $answer (holder pid $holder on B)"
+[ "$answer" = "write $holder" ] || fail "after the failover F_GETLK on C answered '$answer'"
+grep -h "re-asserted" "$cluster"/log/client*.log | tail -1
+kill -9 "$holder"
 
 step "an evicted mount's lock goes to a waiter on another mount"
 python3 "$helper" hold flock "$mnt/lock" "$work/ready2" &
