@@ -7,9 +7,12 @@
   getlk  LOCKFILE                  prints the F_GETLK answer for a whole-file write lock:
                                    "<type> <pid>" (type: unlocked|read|write)
   wait   KIND LOCKFILE             blocks until it gets the lock, prints the seconds waited
+  alarm  KIND LOCKFILE             blocks for the lock with a 2 s alarm: prints
+                                   "interrupted <seconds>" when the signal ends the wait
 """
 import fcntl
 import os
+import signal
 import struct
 import sys
 import time
@@ -59,5 +62,25 @@ def wait(kind, lockfile):
     print(f"{time.monotonic() - started:.1f}")
 
 
+class Alarm(Exception):
+    pass
+
+
+def alarm(kind, lockfile):
+    def ring(signum, frame):
+        raise Alarm()
+
+    fd = os.open(lockfile, os.O_RDWR)
+    signal.signal(signal.SIGALRM, ring)
+    started = time.monotonic()
+    signal.alarm(2)
+    try:
+        lock(kind, fd, fcntl.LOCK_EX)
+        print(f"locked {time.monotonic() - started:.1f}")
+    except Alarm:
+        print(f"interrupted {time.monotonic() - started:.1f}")
+
+
 if __name__ == "__main__":
-    {"count": count, "hold": hold, "getlk": getlk, "wait": wait}[sys.argv[1]](*sys.argv[2:])
+    commands = {"count": count, "hold": hold, "getlk": getlk, "wait": wait, "alarm": alarm}
+    commands[sys.argv[1]](*sys.argv[2:])

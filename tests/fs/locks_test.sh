@@ -6,6 +6,8 @@
 #     and again with fcntl; the counter itself is a local file, so only the lock can keep
 #     the increments apart (data coherence between mounts is not what this checks);
 #   - F_GETLK on one mount reports the write lock a process on another holds, and its pid;
+#   - a signal ends a wait for a lock another mount holds (the wait is cancelled at
+#     the MDS: the lock still goes to the next waiter, not to the interrupted one);
 #   - a SIGKILLed holder's locks are freed: a waiter on another mount gets the lock;
 #   - locks survive an MDS failover: the active replica is killed while a process on one
 #     mount holds a lock; once another replica has taken over and the holder's mount has
@@ -60,6 +62,19 @@ for _ in $(seq 100); do [ -e "$work/ready1" ] && break; sleep 0.1; done
 answer="$(python3 "$helper" getlk "$mnt2/lock")"
 echo "F_GETLK on B: $answer (holder pid $holder)"
 [ "$answer" = "write $holder" ] || fail "F_GETLK on B answered '$answer', not 'write $holder'"
+
+step "a signal ends a wait for a lock held on another mount"
+python3 "$helper" hold flock "$mnt/lock" "$work/ready1b" &
+flock_holder=$!
+holders+=("$flock_holder")
+for _ in $(seq 100); do [ -e "$work/ready1b" ] && break; sleep 0.1; done
+[ -e "$work/ready1b" ] || fail "the flock holder never got its lock"
+for kind in fcntl flock; do
+  answer="$(python3 "$helper" alarm "$kind" "$mnt2/lock")"
+  echo "$kind on B: $answer"
+  case "$answer" in interrupted*) ;; *) fail "the $kind wait on B was not interrupted: $answer" ;; esac
+done
+kill -9 "$flock_holder"
 
 step "a SIGKILLed holder's lock goes to a waiter on another mount"
 python3 "$helper" wait fcntl "$mnt3/lock" >"$work/waited1" &
