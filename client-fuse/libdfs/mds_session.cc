@@ -226,29 +226,12 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
 
 awaitable<Result<rpc::Frame>> MdsSession::call_until_answered(uint32_t method, std::string body) {
   constexpr Duration kForever(24ll * 3600 * 1000);
-  const std::string entity = objects_.entity();
-  for (;;) {
-    if (entity != objects_.entity()) {
-      co_return make_error(ErrorCode::kFenced, "session " + entity + " was evicted while waiting");
-    }
-    auto conn = co_await session_connection(Clock::now() + objects_.options().op_timeout);
-    Error last(ErrorCode::kUnavailable, "no attempt made");
-    if (conn) {
-      auto reply = co_await (*conn)->call(method, body, {}, kForever);
-      if (reply) co_return reply;
-      last = std::move(reply).error();
-    } else {
-      last = std::move(conn).error();
-    }
-    if (last.code() == ErrorCode::kFenced && entity == objects_.entity()) report_fenced(last);
-    if (!is_retryable(last.code())) co_return unexpected(std::move(last));
-    ignore_error(co_await objects_.maps().wait_for_change(Duration(1000)),
-                 "woken by a new map or the backoff alike");
-  }
+  co_return co_await call_with_retries(method, std::move(body), kForever, kForever);
 }
 
 awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std::string body,
-                                                            std::optional<Duration> timeout) {
+                                                            std::optional<Duration> timeout,
+                                                            std::optional<Duration> attempt_timeout) {
   auto deadline = Clock::now() + timeout.value_or(objects_.options().op_timeout);
   Error last(ErrorCode::kTimeout, "no attempt made");
   Duration backoff(20);
@@ -267,7 +250,8 @@ awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std
     if (attempt > 1) ++resends_;
     auto conn = co_await session_connection(deadline);
     if (conn) {
-      auto left = std::min(objects_.options().attempt_timeout, left_until(deadline));
+      auto left =
+          std::min(attempt_timeout.value_or(objects_.options().attempt_timeout), left_until(deadline));
       auto reply = co_await (*conn)->call(method, body, {}, std::max(left, Duration(1)));
       if (reply) co_return reply;
       last = std::move(reply).error();

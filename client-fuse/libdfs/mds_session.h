@@ -176,9 +176,11 @@ class MdsSession {
   // Sends `items` in order as kMdsBatch requests and hands each its result; the result
   // of the item without a `done` (call_raw's own request) is returned.
   awaitable<Result<rpc::Frame>> call_batch(std::vector<Deferred> items);
-  // Retries until `timeout` (default: op_timeout) has passed.
-  awaitable<Result<rpc::Frame>> call_with_retries(uint32_t method, std::string body,
-                                                  std::optional<Duration> timeout = std::nullopt);
+  // Retries until `timeout` (default: op_timeout) has passed, giving each attempt
+  // `attempt_timeout` (default: the client's attempt_timeout).
+  awaitable<Result<rpc::Frame>> call_with_retries(
+      uint32_t method, std::string body, std::optional<Duration> timeout = std::nullopt,
+      std::optional<Duration> attempt_timeout = std::nullopt);
   awaitable<Result<rpc::Frame>> call_until_answered(uint32_t method, std::string body);
   // The connection to rank 0 with a session open on it. Errors: retryable ones.
   awaitable<Result<rpc::ConnectionPtr>> session_connection(Clock::time_point deadline);

@@ -35,6 +35,17 @@ finish() {
 }
 trap finish EXIT
 
+# start_holder KIND LOCKFILE: a process that takes an exclusive lock and keeps it; its
+# pid in $holder once it holds the lock.
+start_holder() {
+  local ready="$work/ready.$RANDOM"
+  python3 "$helper" hold "$1" "$2" "$ready" &
+  holder=$!
+  holders+=("$holder")
+  for _ in $(seq 100); do [ -e "$ready" ] && return 0; sleep 0.1; done
+  fail "the $1 holder on $2 never got its lock"
+}
+
 touch "$mnt/lock"
 for m in "$mnt2" "$mnt3"; do
   for _ in $(seq 50); do [ -e "$m/lock" ] && break; sleep 0.1; done
@@ -54,45 +65,35 @@ for kind in flock fcntl; do
 done
 
 step "F_GETLK on mount B reports the write lock a process on mount A holds"
-python3 "$helper" hold fcntl "$mnt/lock" "$work/ready1" &
-holder=$!
-holders+=("$holder")
-for _ in $(seq 100); do [ -e "$work/ready1" ] && break; sleep 0.1; done
-[ -e "$work/ready1" ] || fail "the holder never got its lock"
+start_holder fcntl "$mnt/lock"
+fcntl_holder=$holder
 answer="$(python3 "$helper" getlk "$mnt2/lock")"
-echo "F_GETLK on B: $answer (holder pid $holder)"
-[ "$answer" = "write $holder" ] || fail "F_GETLK on B answered '$answer', not 'write $holder'"
+echo "F_GETLK on B: $answer (holder pid $fcntl_holder)"
+[ "$answer" = "write $fcntl_holder" ] ||
+  fail "F_GETLK on B answered '$answer', not 'write $fcntl_holder'"
 
 step "a signal ends a wait for a lock held on another mount"
-python3 "$helper" hold flock "$mnt/lock" "$work/ready1b" &
-flock_holder=$!
-holders+=("$flock_holder")
-for _ in $(seq 100); do [ -e "$work/ready1b" ] && break; sleep 0.1; done
-[ -e "$work/ready1b" ] || fail "the flock holder never got its lock"
+start_holder flock "$mnt/lock"
 for kind in fcntl flock; do
   answer="$(python3 "$helper" alarm "$kind" "$mnt2/lock")"
   echo "$kind on B: $answer"
   case "$answer" in interrupted*) ;; *) fail "the $kind wait on B was not interrupted: $answer" ;; esac
 done
-kill -9 "$flock_holder"
+kill -9 "$holder"
 
 step "a SIGKILLed holder's lock goes to a waiter on another mount"
 python3 "$helper" wait fcntl "$mnt3/lock" >"$work/waited1" &
 waiter=$!
 sleep 1
 kill -0 "$waiter" 2>/dev/null || fail "the waiter on C got the lock while A held it"
-kill -9 "$holder"
+kill -9 "$fcntl_holder"
 for _ in $(seq 100); do kill -0 "$waiter" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$waiter" 2>/dev/null && fail "the waiter on C did not get the lock within 10 s of the kill"
 wait "$waiter" || fail "the waiter on C failed"
 echo "C waited $(cat "$work/waited1") s"
 
 step "a held lock survives an MDS failover"
-python3 "$helper" hold fcntl "$mnt2/lock" "$work/ready3" &
-holder=$!
-holders+=("$holder")
-for _ in $(seq 100); do [ -e "$work/ready3" ] && break; sleep 0.1; done
-[ -e "$work/ready3" ] || fail "the holder on B never got its lock"
+start_holder fcntl "$mnt2/lock"
 "$repo/tools/dfs-dev" kill mds-leader --dir "$cluster" || fail "killing the MDS leader failed"
 # Any request makes the mounts follow the map to the new active replica; the holder's
 # mount re-asserts its locks on the way. F_GETLK waits out the re-assertion grace.
@@ -104,11 +105,7 @@ grep -h "re-asserted" "$cluster"/log/client*.log | tail -1
 kill -9 "$holder"
 
 step "an evicted mount's lock goes to a waiter on another mount"
-python3 "$helper" hold flock "$mnt/lock" "$work/ready2" &
-holder=$!
-holders+=("$holder")
-for _ in $(seq 100); do [ -e "$work/ready2" ] && break; sleep 0.1; done
-[ -e "$work/ready2" ] || fail "the holder never got its flock"
+start_holder flock "$mnt/lock"
 python3 "$helper" wait flock "$mnt2/lock" >"$work/waited2" &
 waiter=$!
 sleep 1
