@@ -3,8 +3,8 @@
 // stops (dead, paused, cut off) is evicted: the monitors record its entity in the map's
 // fenced_clients, after which this MDS and every OSD refuse its requests with kFenced,
 // so a client that wakes up from a pause can never write over what others changed in
-// the meantime. Only then does its session end here: its opens are dropped (an unlinked
-// file it held may be purged) and its connection, if any, is told and closed. The
+// the meantime. Only then does its session end here: its opens and locks are dropped (an
+// unlinked file it held may be purged) and its connection, if any, is told. The
 // client, once it learns, fails what it had not written and starts a new session under
 // a new entity. Operators list and evict sessions with `dfs client ls|evict`.
 #include <spdlog/spdlog.h>
@@ -18,6 +18,7 @@ namespace {
 
 constexpr Duration kLeaseCheckInterval{1000};
 constexpr Duration kFenceRetryWait{1000};
+constexpr Duration kStallForgiven{2000};
 
 uint64_t wall_clock_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -53,11 +54,21 @@ awaitable<MdsService::Reply> MdsService::on_renew(proto::RenewRequest req, std::
 }
 
 awaitable<void> MdsService::lease_loop() {
+  auto last_check = Clock::now();
   while (!stopping_) {
     co_await sleep_for(kLeaseCheckInterval);
     if (stopping_) break;
-    if (!serving_) continue;
     auto now = Clock::now();
+    // This thread was held up (a stalled disk, a paused process): the renewals of that
+    // time wait unread in the sockets. Their sessions are not to blame.
+    auto stalled = now - last_check - kLeaseCheckInterval;
+    last_check = now;
+    if (stalled > kStallForgiven) {
+      sessions_.extend_leases(std::chrono::duration_cast<Duration>(stalled));
+      spdlog::warn("{}: the lease check ran {} ms late; client leases extended by as much",
+                   entity_, std::chrono::duration_cast<Duration>(stalled).count());
+    }
+    if (!serving_) continue;
     for (auto& client : sessions_.overdue(now, options_.session_timeout)) {
       auto* session = sessions_.find(client);
       auto silent_s = std::chrono::duration_cast<std::chrono::seconds>(now - session->last_renew);
@@ -143,8 +154,8 @@ awaitable<MdsService::Reply> MdsService::on_client_list() {
     if (auto conn = s.connection.lock(); conn && conn->is_open()) {
       out->set_address(conn->peer_address());
     }
-    out->set_since_renew_ms(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - s.last_renew).count()));
+    auto since = std::max(Duration(0), std::chrono::duration_cast<Duration>(now - s.last_renew));
+    out->set_since_renew_ms(static_cast<uint64_t>(since.count()));
     out->set_open_files(static_cast<uint32_t>(s.opens.size()));
     out->set_renewing(s.renewing);
   }

@@ -72,6 +72,10 @@ class SessionTable {
   // Ends one session now (an eviction), whatever its state. No-op for an unknown one.
   Expired end(const std::string& client);
 
+  // Moves every session's last renewal `by` later (the MDS could not read renewals).
+  void extend_leases(Duration by) {
+    for (auto& [client, s] : sessions_) s.last_renew += by;
+  }
   // Renewing sessions that have not renewed for `timeout` and are not being evicted.
   std::vector<std::string> overdue(Clock::time_point now, Duration timeout) const;
   Session* find(const std::string& client);
