@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "client-fuse/fuse/ops.h"
-#include "common/locks/types.h"
+#include "common/locks/lock_proto.h"
 
 namespace dfs::fuse {
 namespace {
@@ -17,8 +17,8 @@ namespace {
 using vfs::Vfs;
 
 // FileLock.kind, .type; LockRequest.op; LockReply.outcome (mds.proto).
-constexpr uint32_t kRecordKind = 0;
-constexpr uint32_t kFlockKind = 2;
+constexpr uint32_t kRecordKind = locks::kWireRecordKind;
+constexpr uint32_t kFlockKind = locks::kWireFlockKind;
 constexpr uint32_t kRead = 0, kWrite = 1, kUnlock = 2;
 constexpr uint32_t kTest = 0, kSet = 1, kSetWait = 2;
 constexpr uint32_t kGranted = 0, kConflict = 1, kDeadlock = 2, kNoLocks = 3;

@@ -2,7 +2,8 @@
 // (docs/architecture.md, "Locks"). The FUSE layer passes the kernel's lock owner; this
 // side adds what a lock means for cached data: an unlock first pushes the file's buffered
 // writes, so the next holder, on any mount, finds them at the MDS and the OSDs; a grant
-// drops what this client cached of the file, so the holder reads what the last one wrote.
+// drops what this client cached of the file's attributes and read-ahead. (The kernel's
+// caches of the file are not invalidated: that waits for capabilities, capabilities.md.)
 #include <spdlog/spdlog.h>
 
 #include "client-fuse/libdfs/file_client.h"
@@ -14,8 +15,8 @@ namespace dfs::client {
 namespace {
 
 constexpr uint32_t kUnlockType = 2;  // FileLock.type
-constexpr uint32_t kRecordKind = 0;  // FileLock.kind
-constexpr uint32_t kFlockKind = 2;
+constexpr uint32_t kRecordKind = locks::kWireRecordKind;
+constexpr uint32_t kFlockKind = locks::kWireFlockKind;
 constexpr uint32_t kGranted = 0;     // LockReply.outcome
 constexpr uint32_t kCancelled = 4;
 constexpr uint32_t kTest = 0;        // LockRequest.op

@@ -85,15 +85,14 @@ awaitable<void> MdsSession::renew_loop(std::weak_ptr<bool> alive) {
     Duration interval(std::max<uint64_t>(250, session_.session_timeout_ms() / 4));
     co_await sleep_for(interval);
     if (!alive.lock()) co_return;
-    auto sent = Clock::now();
     proto::RenewRequest request;
     request.set_sent_at_ms(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(sent.time_since_epoch()).count()));
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+            .count()));
+    // A refusal as fenced reaches the owner through report_fenced().
     auto reply = co_await call_with_retries(rpc::kMdsRenew, request.SerializeAsString(), interval);
     if (!alive.lock()) co_return;
-    if (reply) {
-      renewed_at_ = sent;
-    } else if (reply.error().code() != ErrorCode::kFenced) {
+    if (!reply && reply.error().code() != ErrorCode::kFenced) {
       spdlog::debug("session renewal failed: {}", reply.error().to_string());
     }
   }

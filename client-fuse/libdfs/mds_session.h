@@ -138,8 +138,6 @@ class MdsSession {
   // Fails the deferred mutations kept unsent with `error` (after an eviction: they were
   // made under the fenced session and must not go out under the next one).
   void drop_unsent(const Error& error);
-  // The time the last renewal was sent that the MDS answered (zero before the first).
-  Clock::time_point renewed_at() const { return renewed_at_; }
 
   // Number of calls that were resent after a failed attempt (for tests and logs).
   uint64_t resends() const { return resends_; }
@@ -200,7 +198,6 @@ class MdsSession {
   std::function<awaitable<void>()> on_new_instance_;
   std::function<void(const Error&)> on_fenced_;
   bool renewing_ = false;
-  Clock::time_point renewed_at_{};
   std::function<std::vector<Deferred>()> deferred_source_;
   std::vector<Deferred> unsent_;
   // Batches carrying deferred changes that are sent and not yet answered. Every call
