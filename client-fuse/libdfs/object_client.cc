@@ -279,16 +279,28 @@ awaitable<Result<proto::PgScrubReply>> ObjectClient::scrub_pg(std::string pool, 
 awaitable<Result<std::string>> ObjectClient::read_from_osd(std::string pool, std::string name,
                                                            int32_t osd) {
   auto t = DFS_CO_TRY(target(pool, name));
-  const auto* info = maps_.map().osd(osd);
-  if (!info) co_return make_error(ErrorCode::kNotFound, "no osd." + std::to_string(osd));
-  proto::ReadRequest request;
-  *request.mutable_object() = t.object;
-  request.set_epoch(maps_.epoch());
-  request.set_any_replica(true);
-  std::string data;
-  DFS_CO_AWAIT_CHECK(messenger_.call_proto<proto::ReadReply>(info->addr(), rpc::kOsdRead, request,
-                                                              options_.attempt_timeout, {}, &data));
-  co_return data;
+  auto deadline = Clock::now() + options_.op_timeout;
+  Error last(ErrorCode::kTimeout, "no attempt made");
+  // A connection lost to a map change (the OSD was marked down and booted again) is
+  // tried again, as every other request is.
+  while (left_until(deadline).count() > 0) {
+    const auto* info = maps_.map().osd(osd);
+    if (!info) co_return make_error(ErrorCode::kNotFound, "no osd." + std::to_string(osd));
+    proto::ReadRequest request;
+    *request.mutable_object() = t.object;
+    request.set_epoch(maps_.epoch());
+    request.set_any_replica(true);
+    std::string data;
+    auto reply = co_await messenger_.call_proto<proto::ReadReply>(
+        info->addr(), rpc::kOsdRead, request,
+        min_duration(options_.attempt_timeout, left_until(deadline)), {}, &data);
+    if (reply) co_return data;
+    if (!is_retryable(reply.error().code())) co_return unexpected(std::move(reply).error());
+    last = std::move(reply).error();
+    ignore_error(co_await maps_.wait_for_change(min_duration(left_until(deadline), Duration(500))),
+                 "woken by a new map or the timeout alike");
+  }
+  co_return unexpected(std::move(last));
 }
 
 awaitable<Result<uint64_t>> ObjectClient::mon_command(proto::MapCommand command) {

@@ -69,6 +69,7 @@ class ObjectClient {
   // Every object of the pool, sorted by name.
   awaitable<Result<std::vector<ObjectEntry>>> list(std::string pool);
   // Reads the object from one specific OSD, bypassing the primary (replica comparison).
+  // Retries a lost connection or an unreachable OSD up to the op timeout.
   awaitable<Result<std::string>> read_from_osd(std::string pool, std::string name, int32_t osd);
 
   // Monitor requests.
