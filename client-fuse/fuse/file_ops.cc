@@ -23,6 +23,7 @@ void on_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
           }
           info.fh = opened->fh;
           info.keep_cache = opened->keep_cache;
+          info.direct_io = opened->direct_io;
           if (reply.create(opened->entry, &info)) {
             v->entry_replied(opened->entry);
           } else {
@@ -70,6 +71,7 @@ void on_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
           }
           info.fh = opened->fh;
           info.keep_cache = opened->keep_cache;
+          info.direct_io = opened->direct_io;
           if (ctx->options.prefill_max_bytes > 0 && ctx->session && info.keep_cache) {
             // No suspension between taking the view and the store (see the client).
             auto data = v->client().data_for_page_cache(opened->fh);

@@ -45,6 +45,10 @@ struct FuseContext {
   std::atomic<uint64_t> prefill_failures{0};
 };
 
+// Lets the client invalidate the kernel's caches when exclusive caching is recalled
+// (kernel_cache.cc). Call once ctx.session is set.
+void install_kernel_invalidator(FuseContext& ctx);
+
 inline FuseContext& context(fuse_req_t req) {
   return *static_cast<FuseContext*>(fuse_req_userdata(req));
 }

@@ -52,7 +52,12 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
   });
   mds_.on_fenced([this](const Error& why) { on_evicted(why); });
   objects_->on_fenced([this](const Error& why) { on_evicted(why); });
-  objects_->on_mds_push([this](const rpc::Frame& frame) { on_evicted_notice(frame); });
+  objects_->on_mds_push([this](const rpc::Frame& frame) { on_mds_push(frame); });
+  mds_.set_wants_cache(options_.exclusive);
+  mds_.on_session_reply([this](const proto::SessionReply& reply) {
+    on_cache_rights(reply.exclusive(), reply.cache_seq(), "session reply", true);
+  });
+  mds_.set_cache_claim([this] { return exclusive_; });
   mds_.set_deferred_source([this] { return take_deferred(); });
 }
 
@@ -61,7 +66,10 @@ Result<std::unique_ptr<FileClient>> FileClient::connect(FileClientOptions option
   std::unique_ptr<FileClient> client(new FileClient(std::move(options), std::move(objects)));
   FileClient* c = client.get();
   auto session = c->run([](FileClient* self) -> awaitable<Result<proto::SessionReply>> {
-    co_return co_await self->mds_.open(self->options_.objects.connect_timeout);
+    // A mount that caches alone must push its changes before this session is answered
+    // (a recall), which may take up to the MDS's session timeout if it does not answer.
+    co_return co_await self->mds_.open(
+        std::max(self->options_.objects.connect_timeout, self->options_.objects.op_timeout));
   }(c));
   if (!session) return unexpected(std::move(session).error());
   spdlog::info("mds session open: fs '{}', root inode {}, inline threshold {} bytes",
@@ -102,7 +110,8 @@ StripeLayout FileClient::layout_of(const proto::Inode& inode) const {
 
 awaitable<Result<proto::Inode>> FileClient::lookup(Creds creds, Ino parent, std::string name) {
   DFS_CO_TRY_STATUS(check_name(name));
-  std::optional<bool> listed = dirs_.contains(parent, name);
+  std::optional<bool> listed =
+      exclusive_ ? dirs_.contains(parent, name) : std::optional<bool>();
   if (listed == false) {
     co_return make_error(ErrorCode::kNotFound, "no entry '" + name + "' (known directory)");
   }
@@ -250,7 +259,7 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
   }
   auto inode = co_await mds_inode(rpc::kMdsMknod, std::move(request), creds, true);
   after_add(parent, name, inode);
-  if (inode && S_ISDIR(inode->mode()) && options_.exclusive) dirs_.created(inode->ino());
+  if (inode && S_ISDIR(inode->mode()) && exclusive_) dirs_.created(inode->ino());
   co_return inode;
 }
 

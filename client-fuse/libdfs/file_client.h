@@ -40,10 +40,11 @@ struct FileClientOptions {
   uint64_t readahead_bytes = 8u << 20;  // sequential-read prefetch window (0: off)
   uint32_t max_parallel_objects = 16;   // object requests in flight per operation
   Duration linger{2000};  // a closed file's MDS open and cached state are kept this long
-  // This client is the file system's only one (the default until capabilities exist):
-  // it answers negative lookups in directories it created, xattrs and held files'
-  // attributes from what it knows, and lets closed files linger. Off: every such
-  // question goes to the MDS (for tests that mount the file system twice).
+  // Ask the MDS for exclusive caching (docs/capabilities.md, "Exclusive caching"): while
+  // this mount is the only one, it answers negative lookups in directories it created,
+  // xattrs and held files' attributes from what it knows, defers changes, writes behind
+  // and lets closed files linger ("exclusive mode" below). The MDS recalls the right
+  // when another mount opens a session. Off: never ask (every question goes to the MDS).
   bool exclusive = true;
   // In exclusive mode, answer creates and renames whose outcome this client can compute
   // itself and send them later, in order, with the deferred attribute changes.
@@ -126,6 +127,15 @@ class FileClient {
   ObjectClient& objects() { return *objects_; }
   const FileClientOptions& options() const { return options_; }
   const proto::SessionReply& session() const { return mds_.session(); }
+  // Whether this mount holds exclusive caching now (granted by the MDS; it changes when
+  // the MDS recalls or grants it). Every fast path asks this, on the I/O thread.
+  bool exclusive() const { return exclusive_; }
+  // What the kernel caches must be dropped when the right is recalled: the owner (the
+  // FUSE layer) invalidates it, off the I/O thread, and the returned task ends when the
+  // kernel has done so (its dirty pages written back through this client).
+  void set_kernel_invalidator(std::function<awaitable<void>()> invalidate) {
+    kernel_invalidator_ = std::move(invalidate);
+  }
   Ino root_ino() const { return mds_.session().root().ino(); }
 
   // Runs `task` on the I/O thread and waits for it (not from the I/O thread).
@@ -252,7 +262,7 @@ class FileClient {
   // In exclusive mode every change of an inode passes through this client and comes
   // back in a reply, also the side effects (a parent's mtime and nlink, a renamed
   // inode's ctime: `changed` in the replies), so what it learned stays exact.
-  bool attrs_fresh(const Known& k) const { return k.exact; }
+  bool attrs_fresh(const Known& k) const { return exclusive_ && k.exact; }
   // The inode as the MDS has it plus what we buffer, when we know it exactly and hold
   // no unpushed writes of it; nullopt: ask the MDS.
   std::optional<proto::Inode> known_exactly(Ino ino) const;
@@ -329,6 +339,19 @@ class FileClient {
   // things meanwhile), and the mount continues under a new entity and session.
   void on_evicted(const Error& why);
   void on_evicted_notice(const rpc::Frame& frame);
+  // Exclusive caching (exclusive_cache.cc). A grant or recall from the MDS, pushed or in
+  // a session reply; notices older than the last applied are ignored.
+  void on_mds_push(const rpc::Frame& frame);
+  void on_cache_rights(bool exclusive, uint64_t seq, const std::string& reason,
+                       bool from_session_reply);
+  // A recall: stops every fast path, pushes what was deferred and buffered, forgets what
+  // was cached (here and in the kernel), then acknowledges `seq` to the MDS.
+  awaitable<void> give_up_exclusive(uint64_t seq, std::string reason);
+  bool exclusive_ = false;
+  uint64_t cache_seq_ = 0;    // of the last grant or recall applied
+  bool giving_up_ = false;    // a give_up_exclusive is running
+  uint64_t ack_pending_ = 0;  // the newest recall seq to acknowledge when it ends
+  std::function<awaitable<void>()> kernel_invalidator_;
   // Deferred attribute changes (deferred_attrs.cc). In exclusive mode a chmod, chown or
   // utimes by root on an inode known exactly is answered at once with the MDS's own
   // op's outcome (attr_predict.h) and sent later, merged with the inode's other
@@ -374,9 +397,7 @@ class FileClient {
   void seal_attr_changes();
   // Whether changes may be answered now and queued for the MDS at all: exclusive mode
   // with deferral on, and not unmounting (unmount sends what it does itself).
-  bool defers_changes() const {
-    return options_.exclusive && options_.defer_namespace && !stopping_;
-  }
+  bool defers_changes() const { return exclusive_ && options_.defer_namespace && !stopping_; }
   // A directory whose inode we know exactly.
   bool known_dir(Ino ino) const;
   // Makes a predicted inode what we know, also over a pending change's coming reply.

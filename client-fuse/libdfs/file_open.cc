@@ -50,7 +50,7 @@ void FileClient::learn(const proto::Inode& inode) {
 }
 
 const FileClient::Known* FileClient::known(Ino ino) const {
-  if (!options_.exclusive) return nullptr;
+  if (!exclusive_) return nullptr;
   auto it = known_.find(ino);
   return it == known_.end() ? nullptr : &it->second;
 }
@@ -64,6 +64,23 @@ void FileClient::forget(Ino ino) {
 
 std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
   auto& slot = states_[inode.ino()];
+  // Shared: another mount may have changed the file since this state was made. What
+  // the MDS just answered is the truth, unless this mount has writes of its own pending.
+  if (slot && !exclusive_ && !slot->has_unrecorded_writes() && slot->deferred_pushes == 0) {
+    slot->readahead.clear();
+    slot->missing_objects.clear();
+    slot->layout = layout_of(inode);
+    slot->is_inline = inode.inline_();
+    slot->size = inode.size();
+    slot->mtime = inode.mtime();
+    if (slot->is_inline) {
+      std::string data = inode.inline_data();
+      slot->mds_inline_bytes = data.size();
+      data.resize(inode.size(), '\0');
+      slot->inline_data = InlineBuffer(std::move(data));
+    }
+    return slot;
+  }
   if (!slot) {
     slot = std::make_shared<FileState>(inode.ino());
     slot->layout = layout_of(inode);
@@ -151,7 +168,7 @@ void FileClient::drop_listed_data(Ino ino) {
 }
 
 std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, int flags) {
-  if (!options_.exclusive || options_.readdir_inline_max == 0) return std::nullopt;
+  if (!exclusive_ || options_.readdir_inline_max == 0) return std::nullopt;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return std::nullopt;
   const Known* k = known(ino);
   if (!k || !k->exact || !S_ISREG(k->inode.mode()) || !k->inode.inline_()) return std::nullopt;
@@ -175,7 +192,7 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
 
 awaitable<std::optional<OpenFile>> FileClient::open_from_data_ahead(const Creds& creds, Ino ino,
                                                                     int flags) {
-  if (!options_.exclusive || !data_ahead_.enabled() || held(ino)) co_return std::nullopt;
+  if (!exclusive_ || !data_ahead_.enabled() || held(ino)) co_return std::nullopt;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) co_return std::nullopt;
   const Known* k = known(ino);
   if (!k || !k->exact || !S_ISREG(k->inode.mode()) || k->inode.inline_()) co_return std::nullopt;
@@ -236,8 +253,9 @@ awaitable<Status> FileClient::unpin_data(const std::shared_ptr<FileState>& st,
 awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   if (auto local = open_locally(creds, ino, flags)) co_return std::move(*local);
   if (auto ahead = co_await open_from_data_ahead(creds, ino, flags)) co_return std::move(*ahead);
-  if (auto st = held(ino); st && st->mds_open) {
-    // Open or lingering here already: the MDS counts it, the state knows it.
+  if (auto st = held(ino); st && st->mds_open && exclusive_) {
+    // Open or lingering here already: the MDS counts it, the state knows it. (Shared,
+    // the MDS's open brings what other mounts changed, inline data included.)
     const Known* k = known(ino);
     if (k && k->inode.ino() == ino) co_return open_handle(creds, k->inode, flags, false);
     DFS_CO_AWAIT_TRY(auto inode, getattr(creds, ino));
@@ -351,7 +369,7 @@ awaitable<Status> FileClient::release(Fh fh, bool flock_release, uint64_t lock_o
   // data held for handles opened from it (no MDS open to keep for a reopen).
   const Known* k = known(st->ino);
   bool unlinked = k && k->inode.nlink() == 0;
-  if (options_.linger.count() == 0 || !options_.exclusive || stopping_ || unlinked ||
+  if (options_.linger.count() == 0 || !exclusive_ || stopping_ || unlinked ||
       (st->data_pinned && !st->mds_open)) {
     co_await drop_state(st);
   }
@@ -444,6 +462,8 @@ awaitable<Status> FileClient::shutdown() {
     }
     co_await bounded_gather(std::move(drops));
   }
+  // Ends the session now: a mount left alone gets exclusive caching back at once.
+  if (!unreachable) co_await mds_.close(Duration(2000));
   if (mds_.unsent() > 0) {
     spdlog::error("unmounting with the MDS unreachable: {} deferred change(s) never reached it",
                   mds_.unsent());

@@ -43,6 +43,8 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   request.set_client(objects_.entity());
   request.set_fsid(objects_.options().fsid);
   request.set_renews(true);
+  request.set_wants_cache(wants_cache_);
+  request.set_holds_exclusive(cache_claim_ && cache_claim_());
   auto left = std::max(left_until(attempt), Duration(1));
   DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left));
   auto reply = DFS_CO_TRY(rpc::parse_body<proto::SessionReply>(frame.body));
@@ -54,6 +56,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   session_ = std::move(reply);
   session_conn_ = conn;
   session_addr_ = addr;
+  if (on_session_reply_) on_session_reply_(session_);
   if (restarted && on_new_instance_) co_await on_new_instance_();
   co_return conn;
 }
@@ -96,6 +99,13 @@ awaitable<void> MdsSession::renew_loop(std::weak_ptr<bool> alive) {
       spdlog::debug("session renewal failed: {}", reply.error().to_string());
     }
   }
+}
+
+awaitable<void> MdsSession::close(Duration timeout) {
+  proto::SessionCloseRequest request;
+  stamp(request, Creds{}, false);
+  auto reply = co_await call_with_retries(rpc::kMdsSessionClose, request.SerializeAsString(), timeout);
+  if (!reply) spdlog::debug("closing the MDS session: {}", reply.error().to_string());
 }
 
 void MdsSession::report_fenced(const Error& error) {

@@ -116,6 +116,18 @@ class MdsSession {
   // Deferred mutations sent and not answered yet, or kept unsent.
   bool deferred_pending() const { return deferred_in_flight_ > 0 || !unsent_.empty(); }
 
+  // Exclusive caching (docs/capabilities.md): whether every session open asks for it,
+  // whether this mount holds it now (re-asserted to a new MDS instance), and who hears
+  // each session reply (which grants or withholds it).
+  void set_wants_cache(bool wants) { wants_cache_ = wants; }
+  void set_cache_claim(std::function<bool()> claim) { cache_claim_ = std::move(claim); }
+  void on_session_reply(std::function<void(const proto::SessionReply&)> hook) {
+    on_session_reply_ = std::move(hook);
+  }
+  // Ends the session at the MDS now (unmount), instead of letting it expire: a mount
+  // left alone gets exclusive caching back at once. Best effort, bounded by `timeout`.
+  awaitable<void> close(Duration timeout);
+
   // Called (and awaited) when a session opens on an MDS instance other than the one
   // before (it restarted and lost its in-memory open counts): the owner re-sends
   // kMdsOpen for every file it holds open (call_alone), within the reclaim grace period.
@@ -197,6 +209,9 @@ class MdsSession {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the map listener
   std::function<awaitable<void>()> on_new_instance_;
   std::function<void(const Error&)> on_fenced_;
+  bool wants_cache_ = false;
+  std::function<bool()> cache_claim_;
+  std::function<void(const proto::SessionReply&)> on_session_reply_;
   bool renewing_ = false;
   std::function<std::vector<Deferred>()> deferred_source_;
   std::vector<Deferred> unsent_;

@@ -31,7 +31,8 @@ ObjectClient::ObjectClient(ClientOptions options)
       messenger_(io_.get_executor(),
                  rpc::MessengerOptions{connection_options(entity_, options_.fsid)},
                  [this](rpc::ConnectionPtr, rpc::Frame frame) {
-                   if (frame.header.method == rpc::kMdsEvicted) {
+                   if (frame.header.method == rpc::kMdsEvicted ||
+                       frame.header.method == rpc::kMdsCacheRights) {
                      if (on_mds_push_) on_mds_push_(frame);
                      return;
                    }

@@ -58,7 +58,7 @@ awaitable<void> FileClient::drain_all_object_writes() {
 }
 
 bool FileClient::may_write_behind(uint64_t length) const {
-  return options_.exclusive && !stopping_ && behind_bytes_ + length <= options_.write_behind_bytes;
+  return exclusive_ && !stopping_ && behind_bytes_ + length <= options_.write_behind_bytes;
 }
 
 bool FileClient::overlaps_behind(const FileState& st, uint64_t offset, uint64_t length) const {

@@ -174,9 +174,12 @@ int serve(const MountOptions& o, Reporter& reporter) {
     return 1;
   }
   vfs::VfsOptions vo;
-  vo.entry_timeout = mount::kernel_cache_seconds(o.entry_timeout, o.exclusive);
-  vo.attr_timeout = mount::kernel_cache_seconds(o.attr_timeout, o.exclusive);
-  vo.negative_timeout = mount::kernel_cache_seconds(o.negative_timeout, o.exclusive);
+  for (bool alone : {true, false}) {
+    vfs::KernelTimeouts& t = alone ? vo.alone : vo.shared;
+    t.entry = mount::kernel_cache_seconds(o.entry_timeout, alone);
+    t.attr = mount::kernel_cache_seconds(o.attr_timeout, alone);
+    t.negative = mount::kernel_cache_seconds(o.negative_timeout, alone);
+  }
   vo.writeback_cache = o.writeback_cache;
   // The Vfs maps the kernel's root to the mounted directory.
   client::FileClient& fc = **client;
@@ -212,6 +215,7 @@ int serve(const MountOptions& o, Reporter& reporter) {
     return 1;
   }
   ctx.session = se;
+  fuse::install_kernel_invalidator(ctx);
   int rc = 1;
   // A reply to a kernel that went away must not kill us (signals that end the mount
   // are the channel's: see channel.h).
@@ -223,6 +227,11 @@ int serve(const MountOptions& o, Reporter& reporter) {
     Status served = fc.run(fuse::serve_fuse_channel(
         se, std::chrono::microseconds(mount::busy_poll_us_for(o.busy_poll_us, usable_cpus()))));
     if (!served) spdlog::error("{}", served.error().to_string());
+    // No more notifications to a session being torn down.
+    fc.run([](fuse::FuseContext* c) -> awaitable<void> {
+      c->session = nullptr;
+      co_return;
+    }(&ctx));
     rc = served ? 0 : 1;
     fuse_session_unmount(se);
     spdlog::info("unmounted {}", o.mountpoint);

@@ -78,11 +78,11 @@ struct MountOptions {
   std::string log_level = "info";
 };
 
-// The kernel cache lifetime for an option left unset: long with cache=exclusive (every
-// change passes through this one client, so the kernel's copy cannot go stale behind
-// its back; docs/architecture.md), 1 s with cache=shared.
+// The kernel cache lifetime for an option left unset: long while the mount holds
+// exclusive caching (every change passes through this one client, so the kernel's copy
+// cannot go stale behind its back; a recall invalidates it), none while shared.
 inline constexpr double kExclusiveCacheSeconds = 60.0;
-inline constexpr double kSharedCacheSeconds = 1.0;
+inline constexpr double kSharedCacheSeconds = 0.0;
 inline double kernel_cache_seconds(const std::optional<double>& set, bool exclusive) {
   return set.value_or(exclusive ? kExclusiveCacheSeconds : kSharedCacheSeconds);
 }

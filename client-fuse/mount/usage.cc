@@ -26,11 +26,13 @@ options (-o, comma-separated):
                         they belong to another (default: fsid in the config file)
   ro                    read-only
   cache=exclusive|shared
-                        exclusive (default): this is the only client of the file system,
-                        so attributes and names are cached exactly and changes of mode,
-                        owner and times are sent in batches; shared: several clients
+                        exclusive (default): ask the MDS for exclusive caching, which
+                        it grants while this is the only mount and recalls when another
+                        mounts: then attributes and names are cached exactly, changes
+                        are sent in batches and writes go behind ("exclusive mode"
+                        below); shared: never ask, every question goes to the MDS
   entry_timeout=SEC     how long the kernel caches names        (default 60 in exclusive
-  attr_timeout=SEC      ... attributes                           mode, 1 in shared)
+  attr_timeout=SEC      ... attributes                           mode, 0 in shared)
   negative_timeout=SEC  ... "no such name" (0: off)
   op_timeout=SEC        a request the cluster cannot serve fails with EIO after it (60)
   mount_timeout=SEC     the monitors and the MDS must answer within it (30)

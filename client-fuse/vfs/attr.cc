@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "client-fuse/vfs/inode_table.h"
+
 namespace dfs::vfs {
 namespace {
 
@@ -17,7 +19,7 @@ struct timespec to_timespec(const proto::Timespec& t) {
 struct stat to_stat(const proto::Inode& inode, uint64_t fuse_ino) {
   struct stat st;
   std::memset(&st, 0, sizeof st);
-  st.st_ino = fuse_ino;
+  st.st_ino = InodeTable::shown_ino(fuse_ino);
   st.st_mode = inode.mode();
   st.st_nlink = inode.nlink();
   st.st_uid = inode.uid();

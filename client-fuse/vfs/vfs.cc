@@ -19,17 +19,50 @@ bool is_dot(const std::string& name) { return name == "." || name == ".."; }
 Vfs::Vfs(client::FileClient& client, VfsOptions options, uint64_t root_ino)
     : client_(client), options_(options), inodes_(root_ino) {}
 
-Entry Vfs::make_entry(const proto::Inode& inode) const {
+Entry Vfs::make_entry(const proto::Inode& inode) {
   Entry e;
   e.ino = inodes_.to_fuse(inode.ino());
+  if (!client_.exclusive() && S_ISREG(inode.mode())) {
+    Told now{inode.size(), inode.mtime().sec(), inode.mtime().nsec()};
+    auto it = told_.find(e.ino);
+    if (it != told_.end() && inodes_.lookups(e.ino) > 0 &&
+        (it->second.size != now.size || it->second.mtime_sec != now.mtime_sec ||
+         it->second.mtime_nsec != now.mtime_nsec)) {
+      inodes_.new_incarnation(inode.ino());
+      e.ino = inodes_.to_fuse(inode.ino());
+    }
+    told_[e.ino] = now;
+  }
   e.attr = to_stat(inode, e.ino);
-  e.attr_timeout = options_.attr_timeout;
-  e.entry_timeout = options_.entry_timeout;
+  e.attr_timeout = timeouts().attr;
+  e.entry_timeout = timeouts().entry;
   return e;
 }
 
 Attr Vfs::make_attr(const proto::Inode& inode) const {
-  return Attr{to_stat(inode, inodes_.to_fuse(inode.ino())), options_.attr_timeout};
+  return Attr{to_stat(inode, inodes_.to_fuse(inode.ino())), timeouts().attr};
+}
+
+void Vfs::note_name(uint64_t parent, const std::string& name) {
+  constexpr size_t kMaxNamesRemembered = 1u << 20;
+  if (!client_.exclusive()) return;
+  auto now = Clock::now();
+  auto horizon = std::chrono::duration<double>(std::max(options_.alone.entry, options_.alone.negative));
+  while (!names_given_.empty() &&
+         (names_given_.front().at + std::chrono::duration_cast<Clock::duration>(horizon) < now ||
+          names_given_.size() >= kMaxNamesRemembered)) {
+    names_given_.pop_front();
+  }
+  names_given_.push_back(GivenName{now, parent, name});
+}
+
+Vfs::KernelKnowledge Vfs::take_kernel_knowledge() {
+  KernelKnowledge k;
+  k.names.reserve(names_given_.size());
+  for (auto& given : names_given_) k.names.emplace_back(given.parent, std::move(given.name));
+  names_given_.clear();
+  k.inodes = inodes_.all();
+  return k;
 }
 
 void Vfs::entry_replied(const Entry& entry) {
@@ -37,19 +70,23 @@ void Vfs::entry_replied(const Entry& entry) {
 }
 
 void Vfs::forget(uint64_t ino, uint64_t nlookup) {
-  if (inodes_.forget(ino, nlookup)) client_.forget(inodes_.to_dfs(ino));
+  bool file_gone = inodes_.forget(ino, nlookup);
+  if (inodes_.lookups(ino) == 0) told_.erase(ino);
+  if (file_gone) client_.forget(inodes_.to_dfs(ino));
 }
 
 awaitable<Result<Entry>> Vfs::lookup(Creds creds, uint64_t parent, std::string name) {
-  auto inode = co_await client_.lookup(creds, inodes_.to_dfs(parent), std::move(name));
+  auto inode = co_await client_.lookup(creds, inodes_.to_dfs(parent), name);
   if (!inode) {
-    if (inode.error().code() == ErrorCode::kNotFound && options_.negative_timeout > 0) {
+    if (inode.error().code() == ErrorCode::kNotFound && timeouts().negative > 0) {
       Entry negative;
-      negative.entry_timeout = options_.negative_timeout;
+      negative.entry_timeout = timeouts().negative;
+      note_name(parent, name);
       co_return negative;
     }
     co_return unexpected(std::move(inode).error());
   }
+  note_name(parent, name);
   co_return make_entry(*inode);
 }
 
@@ -66,14 +103,16 @@ awaitable<Result<Attr>> Vfs::setattr(Creds creds, uint64_t ino, client::SetAttrA
 awaitable<Result<Entry>> Vfs::mknod(Creds creds, uint64_t parent, std::string name, uint32_t mode,
                                     uint64_t rdev) {
   DFS_CO_AWAIT_TRY(auto inode,
-                   client_.mknod(creds, inodes_.to_dfs(parent), std::move(name), mode, rdev));
+                   client_.mknod(creds, inodes_.to_dfs(parent), name, mode, rdev));
+  note_name(parent, name);
   co_return make_entry(inode);
 }
 
 awaitable<Result<Entry>> Vfs::symlink(Creds creds, std::string target, uint64_t parent,
                                       std::string name) {
-  DFS_CO_AWAIT_TRY(auto inode, client_.symlink(creds, inodes_.to_dfs(parent), std::move(name),
-                                               std::move(target)));
+  DFS_CO_AWAIT_TRY(auto inode,
+                   client_.symlink(creds, inodes_.to_dfs(parent), name, std::move(target)));
+  note_name(parent, name);
   co_return make_entry(inode);
 }
 
@@ -84,7 +123,8 @@ awaitable<Result<std::string>> Vfs::readlink(Creds creds, uint64_t ino) {
 awaitable<Result<Entry>> Vfs::link(Creds creds, uint64_t ino, uint64_t new_parent,
                                    std::string new_name) {
   DFS_CO_AWAIT_TRY(auto inode, client_.link(creds, inodes_.to_dfs(ino), inodes_.to_dfs(new_parent),
-                                            std::move(new_name)));
+                                            new_name));
+  note_name(new_parent, new_name);
   co_return make_entry(inode);
 }
 
@@ -104,6 +144,8 @@ awaitable<Result<Opened>> Vfs::open(Creds creds, uint64_t ino, int flags) {
   DFS_CO_AWAIT_TRY(auto file, client_.open(creds, inodes_.to_dfs(ino), flags));
   Opened out;
   out.fh = file.fh;
+  out.keep_cache = client_.exclusive();
+  out.direct_io = !client_.exclusive() && options_.writeback_cache;
   out.entry = make_entry(file.inode);
   co_return out;
 }
@@ -111,9 +153,12 @@ awaitable<Result<Opened>> Vfs::open(Creds creds, uint64_t ino, int flags) {
 awaitable<Result<Opened>> Vfs::create(Creds creds, uint64_t parent, std::string name, uint32_t mode,
                                       int flags) {
   DFS_CO_AWAIT_TRY(auto file,
-                   client_.create(creds, inodes_.to_dfs(parent), std::move(name), mode, flags));
+                   client_.create(creds, inodes_.to_dfs(parent), name, mode, flags));
   Opened out;
   out.fh = file.fh;
+  out.keep_cache = client_.exclusive();
+  out.direct_io = !client_.exclusive() && options_.writeback_cache;
+  note_name(parent, name);
   out.entry = make_entry(file.inode);
   co_return out;
 }
@@ -124,10 +169,16 @@ awaitable<Result<std::string>> Vfs::read(uint64_t fh, uint64_t offset, uint64_t 
 
 awaitable<Result<uint64_t>> Vfs::write(uint64_t fh, int open_flags, bool page_cache_write,
                                        uint64_t offset, std::string data) {
-  // With the writeback cache the kernel places O_APPEND writes itself; otherwise the
-  // end of file as this client knows it is the truth.
-  bool append = (open_flags & O_APPEND) && !page_cache_write && !options_.writeback_cache;
-  co_return co_await client_.write(fh, offset, std::move(data), append, page_cache_write);
+  // A write from the page cache has its final offset (the kernel placed an O_APPEND
+  // write itself); any other O_APPEND write goes to the end of file as this client
+  // knows it: the kernel's size may be stale (a shared file opened for direct I/O).
+  bool append = (open_flags & O_APPEND) && !page_cache_write;
+  DFS_CO_AWAIT_TRY(auto written,
+                   client_.write(fh, offset, std::move(data), append, page_cache_write));
+  // Shared: the size and mtime reach the MDS with the write (another mount's open and
+  // stat must see them, and the kernel stops sending FLUSH at close once it got ENOSYS).
+  if (!client_.exclusive()) DFS_CO_AWAIT_CHECK(client_.flush(fh));
+  co_return written;
 }
 
 awaitable<Status> Vfs::flush(uint64_t fh) { co_return co_await client_.flush(fh); }
@@ -194,9 +245,10 @@ awaitable<Result<std::vector<DirItem>>> Vfs::readdir(Creds creds, uint64_t dh, u
     if (plus && d.has_inode() && d.inode().ino() != 0 && !is_dot(d.name())) {
       item.entry = make_entry(d.inode());
       item.counts_lookup = true;
+      note_name(inodes_.to_fuse(dir->ino), item.name);
     } else {
       item.entry.ino = 0;
-      item.entry.attr.st_ino = inodes_.to_fuse(d.ino());
+      item.entry.attr.st_ino = InodeTable::shown_ino(inodes_.to_fuse(d.ino()));
       item.entry.attr.st_mode = d.type();
     }
     items.push_back(std::move(item));

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -20,10 +21,17 @@ namespace dfs::vfs {
 
 using client::Creds;
 
+// How long the kernel may cache what it is told, in seconds.
+struct KernelTimeouts {
+  double entry = 1.0;     // a name
+  double attr = 1.0;      // attributes
+  double negative = 1.0;  // "no such name" (0: off)
+};
+
 struct VfsOptions {
-  double entry_timeout = 1.0;     // seconds the kernel may cache a name
-  double attr_timeout = 1.0;      // seconds the kernel may cache attributes
-  double negative_timeout = 1.0;  // seconds the kernel may cache "no such name" (0: off)
+  // While the client holds exclusive caching, and while it does not.
+  KernelTimeouts alone{60.0, 60.0, 60.0};
+  KernelTimeouts shared{0.0, 0.0, 0.0};
   bool writeback_cache = true;    // the kernel buffers writes (and handles O_APPEND)
   uint32_t readdir_batch = 1024;  // entries fetched from the MDS per request
 };
@@ -43,7 +51,10 @@ struct Attr {
 
 struct Opened {
   uint64_t fh = 0;
-  bool keep_cache = true;  // single client: the page cache stays valid across opens
+  bool keep_cache = true;  // exclusive caching: the page cache stays valid across opens
+  // Shared: no page cache for the file. With the writeback cache the kernel would trust
+  // its own size and pages over what other mounts wrote.
+  bool direct_io = false;
   Entry entry;             // create() only
 };
 
@@ -119,6 +130,16 @@ class Vfs {
   // Pushes everything buffered (destroy / umount).
   awaitable<Status> sync_all();
 
+  // What the kernel was told under exclusive caching, with long timeouts, for it to be
+  // invalidated when the right is recalled: the names (a directory and a name in it,
+  // both kernel numbers; negative entries too) and every inode it holds. Taking the
+  // names forgets them.
+  struct KernelKnowledge {
+    std::vector<std::pair<uint64_t, std::string>> names;
+    std::vector<uint64_t> inodes;
+  };
+  KernelKnowledge take_kernel_knowledge();
+
  private:
   struct DirHandle {
     uint64_t ino = 0;  // dfs inode number
@@ -129,7 +150,15 @@ class Vfs {
     bool eof = false;
   };
 
-  Entry make_entry(const proto::Inode& inode) const;
+  const KernelTimeouts& timeouts() const {
+    return client_.exclusive() ? options_.alone : options_.shared;
+  }
+  // An entry for the kernel. Shared, a regular file whose size or mtime changed since
+  // the kernel's inode was made gets a new incarnation (InodeTable), so that the
+  // kernel drops the size it would otherwise keep trusting.
+  Entry make_entry(const proto::Inode& inode);
+  // An entry for `name` in kernel directory `parent` is being given to the kernel.
+  void note_name(uint64_t parent, const std::string& name);
   Attr make_attr(const proto::Inode& inode) const;
   awaitable<Status> fill_batch(Creds creds, DirHandle& dir, uint64_t after, bool plus);
 
@@ -137,6 +166,21 @@ class Vfs {
   VfsOptions options_;
   InodeTable inodes_;
   std::unordered_map<uint64_t, std::shared_ptr<DirHandle>> dirs_;
+  // Names given under exclusive caching within their timeout (older ones the kernel
+  // asks about again anyway), oldest first; bounded.
+  struct GivenName {
+    Clock::time_point at;
+    uint64_t parent = 0;
+    std::string name;
+  };
+  std::deque<GivenName> names_given_;
+  // Shared: the size and mtime each kernel inode of a regular file was made with.
+  struct Told {
+    uint64_t size = 0;
+    int64_t mtime_sec = 0;
+    uint32_t mtime_nsec = 0;
+  };
+  std::unordered_map<uint64_t, Told> told_;
   uint64_t next_dh_ = 1;
 };
 

@@ -60,6 +60,9 @@ enum Method : uint32_t {
   kMdsLockCancel = 330,    // stop waiting for a lock (a signal)
   kMdsLockRelease = 331,   // a close: the owner's locks on a file go
   kMdsLockReassert = 332,  // after a failover: the locks a client held
+  kMdsCacheRights = 333,   // one-way push, mds -> client: exclusive caching granted/recalled
+  kMdsCacheAck = 334,      // the client gave up exclusive caching (after a recall)
+  kMdsSessionClose = 335,  // the client leaves (unmount, a CLI command's end)
 
   kRaftMessage = 400,  // one-way raft peer message; the body names the group
 };

@@ -69,6 +69,7 @@ awaitable<void> MdsService::lease_loop() {
                    entity_, std::chrono::duration_cast<Duration>(stalled).count());
     }
     if (!serving_) continue;
+    cache_.tick(now);
     for (auto& client : sessions_.overdue(now, options_.session_timeout)) {
       auto* session = sessions_.find(client);
       auto silent_s = std::chrono::duration_cast<std::chrono::seconds>(now - session->last_renew);
@@ -133,14 +134,28 @@ awaitable<Result<uint64_t>> MdsService::evict(std::string client, std::string re
       notice.set_epoch(epoch);
       conn->send(rpc::kMdsEvicted, notice.SerializeAsString());
     }
-    auto ended = sessions_.end(client);
-    for (uint64_t id : ended.ids) locks_.end_session(id);  // a killed holder's locks go
-    for (uint64_t ino : ended.unused) purge_if_unused(ino);
-    spawn_checked(executor_, forget_session(client));
+    sessions_ended(sessions_.end(client));  // a killed holder's locks go
   }
   spdlog::warn("{}: evicted {}: fenced at map epoch {}; its requests are refused from now on",
                entity_, client, epoch);
   co_return epoch;
+}
+
+void MdsService::sessions_ended(const SessionTable::Expired& ended) {
+  for (uint64_t id : ended.ids) locks_.end_session(id);
+  for (uint64_t ino : ended.unused) purge_if_unused(ino);
+  for (const auto& client : ended.clients) {
+    cache_.ended(client);
+    spawn_checked(executor_, forget_session(client));
+  }
+}
+
+awaitable<MdsService::Reply> MdsService::on_session_close(std::string client) {
+  if (sessions_.find(client)) {
+    spdlog::info("{}: {} closed its session", entity_, client);
+    sessions_ended(sessions_.end(client));
+  }
+  co_return rpc::make_reply(proto::SessionCloseReply{});
 }
 
 awaitable<MdsService::Reply> MdsService::on_client_list() {

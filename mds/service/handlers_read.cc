@@ -19,6 +19,10 @@ Result<rpc::Reply> to_reply(Result<M> result) {
 }  // namespace
 
 awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, std::string client) {
+  // First: a mount that cached alone until now pushes its changes before this session
+  // reads anything (the root included).
+  auto cache = co_await cache_.open(client, req.wants_cache(), req.holds_exclusive());
+  if (!serving_) co_return unexpected(standby_error());
   auto root = co_await read_inode(kRootIno);
   if (!root) co_return unexpected(std::move(root).error());
   proto::SessionReply reply;
@@ -28,6 +32,8 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
   reply.set_fs_name(options_.fs_name);
   reply.set_mds_instance(instance_);
   reply.set_session_timeout_ms(static_cast<uint64_t>(options_.session_timeout.count()));
+  reply.set_exclusive(cache.exclusive);
+  reply.set_cache_seq(cache.seq);
   // The session was registered by handle(); a mount renews it from now on.
   if (auto* session = sessions_.find(client); session && req.renews() && !session->renewing) {
     session->renewing = true;

@@ -21,7 +21,8 @@ constexpr uint32_t kMdsMethods[] = {
     rpc::kMdsWriteInline, rpc::kMdsCommitWrite, rpc::kMdsUninline, rpc::kMdsStatFs,
     rpc::kMdsReadlink,    rpc::kMdsSync,        rpc::kMdsBatch,    rpc::kMdsAllocInos,
     rpc::kMdsRenew,       rpc::kMdsClientList,  rpc::kMdsClientEvict, rpc::kMdsLock,
-    rpc::kMdsLockCancel,  rpc::kMdsLockRelease, rpc::kMdsLockReassert,
+    rpc::kMdsLockCancel,  rpc::kMdsLockRelease, rpc::kMdsLockReassert, rpc::kMdsCacheAck,
+    rpc::kMdsSessionClose,
 };
 
 // How long a new active MDS waits for clients to re-assert their locks before it takes
@@ -48,6 +49,18 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
       purge_wake_(executor),
       housekeeping_wake_(executor),
       locks_(executor),
+      cache_(
+          executor, options_.session_timeout,
+          [this](const std::string& client, const proto::CacheRightsNotice& notice) {
+            auto* session = sessions_.find(client);
+            auto conn = session ? session->connection.lock() : nullptr;
+            if (!conn || !conn->is_open()) return false;
+            conn->send(rpc::kMdsCacheRights, notice.SerializeAsString());
+            return true;
+          },
+          [this](const std::string& client, const std::string& reason) {
+            spawn_checked(executor_, evict_in_background(client, reason));
+          }),
       started_at_(Clock::now()),
       instance_(random_instance()),
       replication_(std::move(replication)),
@@ -84,7 +97,14 @@ Status MdsService::load() {
     return ok_status();  // the active replica loads the rest when it takes over
   }
   locks_.begin_reassert(kLockReassertGrace);  // clients held locks before a restart
-  return load_volatile_state();
+  DFS_TRY_STATUS(load_volatile_state());
+  begin_cache_grace();
+  return ok_status();
+}
+
+void MdsService::begin_cache_grace() {
+  cache_.clear();
+  if (sessions_.size() > 0) cache_.begin_grace(Clock::now(), kLockReassertGrace);
 }
 
 Status MdsService::load_volatile_state() {
@@ -239,6 +259,7 @@ awaitable<void> MdsService::become_active(raft::Term term) {
   // Locks are volatile: clients re-assert the ones they held under the previous active
   // MDS before anyone may take new ones.
   locks_.begin_reassert(kLockReassertGrace);
+  begin_cache_grace();
   serving_ = true;
   serving_term_ = term;
   spdlog::info("{}: active for rank {} at raft term {} (log index {})", entity_, options_.fs.rank,
@@ -258,6 +279,7 @@ void MdsService::become_standby() {
                options_.fs.rank, serving_term_);
   serving_ = false;
   locks_.stop_serving();  // waiting lock requests ask the next active MDS
+  cache_.clear();         // waiting session opens go to the next active MDS
   sessions_.clear();
   orphans_.clear();
   spawn_checked(executor_, boot_loop());
@@ -451,6 +473,13 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
       DFS_MDS_PARSE(SessionRequest, req);
       co_return co_await on_session(std::move(req), std::move(client));
     }
+    case rpc::kMdsCacheAck: {
+      DFS_MDS_PARSE(CacheAckRequest, req);
+      cache_.acknowledged(client, req.seq());
+      co_return rpc::make_reply(proto::CacheAckReply{});
+    }
+    case rpc::kMdsSessionClose:
+      co_return co_await on_session_close(std::move(client));
     case rpc::kMdsLookup: {
       DFS_MDS_PARSE(LookupRequest, req);
       co_return co_await on_lookup(std::move(req));

@@ -21,6 +21,7 @@
 #include "common/rpc/server.h"
 #include "mds/service/committer.h"
 #include "mds/service/data_objects.h"
+#include "mds/service/exclusive_cache.h"
 #include "mds/service/lock_service.h"
 #include "mds/service/rank_replication.h"
 #include "mds/service/sessions.h"
@@ -151,6 +152,14 @@ class MdsService {
   awaitable<Result<uint64_t>> evict(std::string client, std::string reason);
   awaitable<void> evict_in_background(std::string client, std::string reason);
 
+  // kMdsSessionClose: the client leaves; its opens, locks and caching right go now.
+  awaitable<Reply> on_session_close(std::string client);
+  // Ends sessions (closed, expired, evicted): their locks, caching rights and the
+  // unlinked files only they held.
+  void sessions_ended(const SessionTable::Expired& ended);
+  // After a start or a takeover: clients that cached alone under the previous instance
+  // may re-assert it for a grace period, unless the store remembers no client at all.
+  void begin_cache_grace();
   // kMdsLock (kMdsLockCancel and kMdsLockRelease are answered in dispatch)
   awaitable<Reply> on_lock(proto::LockRequest req, std::string client);
 
@@ -188,6 +197,7 @@ class MdsService {
   Committer committer_;
   SessionTable sessions_;
   LockService locks_;
+  ExclusiveCache cache_;
   std::set<std::string> fenced_here_;   // evicted by this replica (the map has them too)
   std::set<uint64_t> orphans_;          // unlinked inodes kept for their openers
   std::set<uint64_t> purging_orphans_;  // a purge entry is in flight

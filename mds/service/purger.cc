@@ -64,11 +64,7 @@ awaitable<void> MdsService::housekeeping_loop() {
     co_await housekeeping_wake_.wait(options_.housekeeping_interval);
     if (stopping_) break;
     if (!serving_) continue;  // the active replica keeps house
-    auto expired = sessions_.expire(Clock::now(), options_.idle_session_expiry);
-    for (uint64_t ino : expired.unused) purge_if_unused(ino);
-    for (uint64_t id : expired.ids) locks_.end_session(id);
-    for (auto& client : expired.clients)
-      spawn_checked(executor_, forget_session(std::move(client)));
+    sessions_ended(sessions_.expire(Clock::now(), options_.idle_session_expiry));
     // Orphans left over from before a restart (or whose purge failed) are purged once
     // the clients had their chance to reclaim them.
     if (Clock::now() - started_at_ >= options_.reclaim_grace) {

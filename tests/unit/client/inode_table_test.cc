@@ -42,4 +42,25 @@ TEST_CASE("client/inode_table: lookup counts rise on replies and fall on forget"
   CHECK(t.bad_forgets() == 1);
 }
 
+TEST_CASE("client/inode_table: a new incarnation is a new kernel inode of the same file") {
+  InodeTable t(1);
+  uint64_t first = t.to_fuse(7);
+  t.add_lookup(first);
+  t.new_incarnation(7);
+  uint64_t second = t.to_fuse(7);
+  CHECK(second != first);
+  CHECK(t.to_dfs(second) == 7);
+  CHECK(t.to_dfs(first) == 7);
+  CHECK(InodeTable::shown_ino(second) == InodeTable::shown_ino(first));
+  t.add_lookup(second, 2);
+  // The old incarnation's last forget leaves the file held by the new one.
+  CHECK(!t.forget(first, 1));
+  CHECK(t.forget(second, 2));
+  // Once forgotten entirely, the file starts again from its plain number.
+  CHECK(t.to_fuse(7) == 7);
+  // The root never changes.
+  t.new_incarnation(1);
+  CHECK(t.to_fuse(1) == kFuseRootIno);
+}
+
 }  // namespace dfs::vfs

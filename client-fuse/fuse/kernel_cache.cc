@@ -1,0 +1,51 @@
+// What the kernel caches, given up when the MDS recalls exclusive caching
+// (docs/capabilities.md, "The kernel's caches"). With FUSE's writeback cache the kernel
+// trusts its own size of a cached file over the client's, so invalidating attributes is
+// not enough: every name it was given under the long timeouts is invalidated too, after
+// which it drops the inodes nobody uses (FUSE evicts an unused inode at once) and the
+// next lookup brings the MDS's attributes. Inodes are invalidated first, which writes
+// their dirty pages back through this client.
+//
+// The notifications are written from a thread of their own: each waits for the kernel,
+// which may wait for a write-back that this client's I/O thread serves.
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "client-fuse/fuse/ops.h"
+#include "common/rpc/completion.h"
+
+namespace dfs::fuse {
+
+void install_kernel_invalidator(FuseContext& ctx) {
+  ctx.vfs->client().set_kernel_invalidator([&ctx]() -> awaitable<void> {
+    fuse_session* se = ctx.session;
+    if (!se) co_return;
+    auto known = ctx.vfs->take_kernel_knowledge();
+    struct Counts {
+      size_t inodes = 0;
+      size_t names = 0;
+    };
+    auto done = std::make_shared<Completion<Counts>>(ctx.vfs->executor());
+    auto started = Clock::now();
+    std::thread([se, known = std::move(known), done, ex = ctx.vfs->executor()]() mutable {
+      Counts counts;
+      // ENOENT: the kernel no longer has it, which is as good.
+      for (uint64_t ino : known.inodes) {
+        if (fuse_lowlevel_notify_inval_inode(se, ino, 0, 0) == 0) ++counts.inodes;
+      }
+      for (const auto& [parent, name] : known.names) {
+        if (fuse_lowlevel_notify_inval_entry(se, parent, name.data(), name.size()) == 0) {
+          ++counts.names;
+        }
+      }
+      asio::post(ex, [done, counts] { done->set(counts); });
+    }).detach();
+    Counts counts = co_await done->wait();
+    spdlog::info("kernel caches invalidated: {} inode(s), {} name(s) in {} ms", counts.inodes,
+                 counts.names,
+                 std::chrono::duration_cast<Duration>(Clock::now() - started).count());
+  });
+}
+
+}  // namespace dfs::fuse

@@ -1,0 +1,107 @@
+// FileClient: exclusive caching as a right the MDS grants and recalls
+// (docs/capabilities.md, "Exclusive caching"). Every fast path asks exclusive_; it is
+// set only by the MDS's grant (a session reply or a pushed notice) and cleared the
+// moment a recall arrives, before anything is pushed, so that nothing new is deferred
+// or buffered while the old is flushed.
+#include <spdlog/spdlog.h>
+
+#include "client-fuse/libdfs/file_client.h"
+#include "client-fuse/libdfs/file_state.h"
+#include "common/rpc/methods.h"
+
+namespace dfs::client {
+
+void FileClient::on_mds_push(const rpc::Frame& frame) {
+  if (frame.header.method == rpc::kMdsEvicted) {
+    on_evicted_notice(frame);
+    return;
+  }
+  auto notice = rpc::parse_body<proto::CacheRightsNotice>(frame.body);
+  if (!notice) return;
+  on_cache_rights(notice->exclusive(), notice->seq(), notice->reason(), false);
+}
+
+void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string& reason,
+                                 bool from_session_reply) {
+  // A session reply answers our own open and is the MDS's word at that moment; a pushed
+  // notice counts only if it is newer than what we applied (a late grant must not undo
+  // a recall that overtook it).
+  if (!from_session_reply && seq <= cache_seq_) return;
+  cache_seq_ = std::max(cache_seq_, seq);
+  if (exclusive) {
+    if (stopping_ || !options_.exclusive || exclusive_ || giving_up_) return;
+    exclusive_ = true;
+    spdlog::info("exclusive caching granted by the MDS ({}): deferring, writing behind and "
+                 "caching as the only mount",
+                 reason);
+    return;
+  }
+  if (!exclusive_ && !giving_up_) {
+    // Nothing to give up; a pushed recall of a right we never applied is still answered.
+    if (!from_session_reply) spawn_checked(executor(), give_up_exclusive(seq, reason));
+    return;
+  }
+  if (giving_up_) {
+    ack_pending_ = std::max(ack_pending_, seq);
+    return;
+  }
+  spawn_checked(executor(), give_up_exclusive(seq, reason));
+}
+
+awaitable<void> FileClient::give_up_exclusive(uint64_t seq, std::string reason) {
+  giving_up_ = true;
+  ack_pending_ = seq;
+  bool was_exclusive = exclusive_;
+  exclusive_ = false;  // from here on nothing is deferred, buffered or answered locally
+  auto started = Clock::now();
+  if (was_exclusive) {
+    spdlog::info("exclusive caching recalled by the MDS ({}): pushing what was deferred",
+                 reason);
+  }
+  // The kernel's dirty pages first: they come back through write() (now synchronous),
+  // and its cached names and attributes go.
+  if (was_exclusive && kernel_invalidator_ && !stopping_) co_await kernel_invalidator_();
+  // Deferred changes, write-behind, buffered file data and sizes.
+  Status pushed = co_await sync_all();
+  if (!pushed) {
+    spdlog::warn("giving up exclusive caching: pushing failed: {} (reported at the next sync)",
+                 pushed.error().to_string());
+    if (!deferred_error_) deferred_error_ = pushed.error();
+  }
+  // An operation that checked the right before the recall and resumed since may have
+  // deferred one more change: it goes too, before the acknowledgement.
+  for (int round = 0; round < 3 && (!deferred_ops_.empty() || !attr_queue_.empty() ||
+                                    mds_.deferred_pending());
+       ++round) {
+    (void)co_await sync_metadata();
+  }
+  // What we knew exactly may change under us from now on.
+  known_.clear();
+  dirs_.clear();
+  ++setattr_calls_;  // listings fetched ahead are stale
+  for (auto& [ino, st] : states_) st->readahead.clear();
+  // Closed files kept lingering go now (their MDS opens included).
+  std::vector<std::shared_ptr<FileState>> lingering;
+  for (auto& [ino, st] : states_) {
+    if (st->handles == 0 && !st->dirty()) lingering.push_back(st);
+  }
+  for (auto& st : lingering) co_await drop_state(st);
+  // Acknowledge the newest recall that arrived meanwhile.
+  for (;;) {
+    uint64_t acking = ack_pending_;
+    proto::CacheAckRequest ack;
+    ack.set_seq(acking);
+    auto acked = co_await mds_.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
+    if (!acked) {
+      spdlog::warn("acknowledging the recall of exclusive caching: {}", acked.error().to_string());
+    }
+    if (ack_pending_ == acking) break;
+  }
+  giving_up_ = false;
+  if (was_exclusive) {
+    spdlog::info("exclusive caching given up in {} ms; this mount now asks the MDS (shared)",
+                 std::chrono::duration_cast<Duration>(Clock::now() - started).count());
+  }
+}
+
+}  // namespace dfs::client

@@ -1,0 +1,88 @@
+// ExclusiveCache: which mount may cache and defer alone (docs/capabilities.md,
+// "Exclusive caching"). A mount that wants it (SessionRequest.wants_cache) gets it while
+// it is the only such session; a second one's session open recalls it from the holder
+// (kMdsCacheRights), which pushes what it deferred and buffered, drops what it cached and
+// acknowledges (kMdsCacheAck); only then is the newcomer answered, so everything it
+// reads already includes the holder's changes. A holder that does not acknowledge
+// within the recall timeout is evicted (the owner's EvictFn), which also ends the wait.
+// When one wanting session is left, it is granted the right again (a pushed notice).
+// After a takeover nothing is granted for a grace period except to a session that held
+// the right under the previous instance and re-asserts it.
+//
+// This is the whole file system as one grant: the per-inode rights of common/caps are
+// the refinement. Owned by the MdsService on its I/O thread; no locking.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/proto/mds.pb.h"
+#include "common/rpc/completion.h"
+
+namespace dfs::mds {
+
+class ExclusiveCache {
+ public:
+  // Sends a notice to the session's connection; false when it has none open.
+  using SendFn = std::function<bool(const std::string& client, const proto::CacheRightsNotice&)>;
+  // Evicts (and fences) a holder that did not answer a recall in time.
+  using EvictFn = std::function<void(const std::string& client, const std::string& reason)>;
+
+  ExclusiveCache(asio::any_io_executor executor, Duration recall_timeout, SendFn send,
+                 EvictFn evict);
+
+  struct Answer {
+    bool exclusive = false;
+    uint64_t seq = 0;
+  };
+  // A session opened (or re-opened on a new connection). `wants`: it caches when alone;
+  // `claims`: it held the right under the previous MDS instance. Waits until no other
+  // session holds the right (recalling it), then answers whether this one holds it now.
+  awaitable<Answer> open(const std::string& client, bool wants, bool claims);
+  // The client acknowledged the recall `seq`: it no longer caches.
+  void acknowledged(const std::string& client, uint64_t seq);
+  // The session ended (closed, expired, evicted): its right and want go.
+  void ended(const std::string& client);
+  // Every second: resends unanswered recalls, evicts holders past the recall timeout,
+  // and grants the right to a session left alone once a grace period is over.
+  void tick(Clock::time_point now);
+  // After a takeover or start: until `grace` has passed, only re-asserted rights count.
+  void begin_grace(Clock::time_point now, Duration grace);
+  // This replica stops serving: waiters are answered "shared" and everything is forgotten.
+  void clear();
+
+  const std::optional<std::string>& holder() const { return holder_; }
+  bool recalling() const { return recall_.has_value(); }
+
+ private:
+  struct Recall {
+    uint64_t seq = 0;
+    Clock::time_point started;
+    Clock::time_point last_sent;
+    std::string reason;
+  };
+  void start_recall(const std::string& reason, Clock::time_point now);
+  void send_recall();
+  // Grants the right to the only wanting session, if that is the situation.
+  void grant_if_alone(Clock::time_point now);
+  void wake_waiters();
+  uint64_t next_seq() { return ++seq_; }
+
+  Duration recall_timeout_;
+  SendFn send_;
+  EvictFn evict_;
+  std::set<std::string> wanting_;
+  std::optional<std::string> holder_;
+  std::optional<Recall> recall_;
+  bool evicting_holder_ = false;
+  Clock::time_point grace_until_{};
+  // Sequence numbers start from the wall clock (milliseconds, shifted) so that a new
+  // instance's notices order after the previous instance's.
+  uint64_t seq_;
+  asio::steady_timer changed_;  // cancelled to wake every waiting open()
+  uint64_t generation_ = 0;     // bumped by clear(): waiters of before give up
+};
+
+}  // namespace dfs::mds

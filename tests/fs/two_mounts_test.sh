@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# Two mounts (A and B) of one file system stay coherent. The MDS grants exclusive caching
+# to a mount only while it is the only one; once a second mount opens its session, it
+# recalls it from the first (which pushes its deferred creates, renames and writes and
+# invalidates its kernel's caches), and both run in shared, coherent mode:
+#   1. a tree A made alone, quickly and without sync (200 small files, a subdirectory, a
+#      rename and an unlink), is there on B as soon as B is mounted: same names, same
+#      contents; and A sees at once B's rewrite, rename and unlink in that tree;
+#   2. close-to-open: a file written and closed on one mount reads back whole (new size,
+#      new bytes) when opened on the other right after the close, though that mount read
+#      the file before; 21 rounds alternating writer A, B, A...;
+#   3. a create, rename, chmod, unlink, mkdir and rmdir on A are seen at once by stat and
+#      ls on B, which looked at the names just before each;
+#   4. O_CREAT|O_EXCL from A and B at once on the same 200 names: each name is won exactly
+#      once, every loser gets EEXIST, and A, remounted, reads each winner's bytes;
+#   5. a file A holds open with 100,000 bytes written and neither fsync'd nor closed has
+#      that size on B within 2 s.
+# DFS_TWO_MOUNTS_CHECKS="2 4" runs only some checks (B is then mounted at once);
+# DFS_TWO_MOUNTS_OPTIONS="cache=shared" adds mount.dfs -o options to both mounts.
+source "$(dirname "$0")/lib.sh"
+
+checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5}"
+run_check() { [[ " ${checks//,/ } " == *" $1 "* ]]; }
+ok() { echo "ok: $*"; }
+
+extra_opts="${DFS_TWO_MOUNTS_OPTIONS:-}"
+start_cluster ${extra_opts:+--options "$extra_opts"}
+mnt2="$work/mnt2"
+mkdir -p "$mnt2"
+log_b="$cluster/log/client-b.log"
+client_a="$(pgrep -f "mount.dfs .* $mnt( |\$)" | head -1)"
+client_b=""
+helpers=()
+
+mount_b() {
+  "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt2" \
+    --options "log_file=$log_b${extra_opts:+,$extra_opts}" >/dev/null || fail "mounting B at $mnt2 failed"
+  mountpoint -q "$mnt2" || fail "nothing mounted at $mnt2"
+  client_b="$(pgrep -f "mount.dfs .* $mnt2( |\$)" | head -1)"
+}
+remount_a() {
+  remount_client "$extra_opts"
+  client_a="$(pgrep -f "mount.dfs .* $mnt( |\$)" | head -1)"
+}
+# stop_mount DIR PID: unmounts DIR and waits up to 20 s for its client PID to exit
+# (it flushes what it holds first), then kills it.
+stop_mount() {
+  if mountpoint -q "$1" 2>/dev/null; then umount "$1" 2>/dev/null || umount -l "$1" || true; fi
+  [ -n "$2" ] || return 0
+  for _ in $(seq 100); do kill -0 "$2" 2>/dev/null || break; sleep 0.2; done
+  kill -9 "$2" 2>/dev/null || true
+}
+finish() {
+  local rc=$?
+  for p in "${helpers[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  stop_mount "$mnt2" "$client_b"
+  stop_mount "$mnt" "$client_a"
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+    echo "cluster: $cluster; logs: $cluster/log/ (mount A: client.log, mount B: client-b.log);" \
+      "DFS_KEEP_TEST_DIR=1 keeps them" >&2
+  fi
+  cleanup $rc
+}
+trap finish EXIT
+
+# tree_list DIR: every name under DIR with its type, then the sha256 of every file.
+tree_list() {
+  (
+    cd "$1" || exit 1
+    find . -printf '%y %p\n' | LC_ALL=C sort
+    find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+  )
+}
+# make_tree DIR: DIR/d1 with 200 small files of known, different sizes and contents, a
+# subdirectory, a rename within d1, a rename into the subdirectory and an unlink.
+make_tree() {
+  local d="$1/d1" i
+  mkdir "$d" "$d/sub"
+  for i in $(seq 0 199); do
+    printf 'file %d of d1\n%*s\n' "$i" $((i * 7)) "" >"$d/f$i"
+  done
+  echo nested >"$d/sub/nested"
+  mv "$d/f0" "$d/renamed0"
+  mv "$d/f2" "$d/sub/moved2"
+  rm "$d/f1"
+}
+# visible_on_b NAME: waits up to 10 s for A's NAME to appear on B (set-up of a check that
+# is about something else than visibility: A syncs it first).
+visible_on_b() {
+  sync -f "$mnt/$1"
+  for _ in $(seq 100); do [ -e "$mnt2/$1" ] && return 0; sleep 0.1; done
+  fail "B does not see $1 10 s after A created it and synced"
+}
+
+if run_check 1; then
+  step "1. mount A alone writes a tree without sync, then B is mounted and reads it"
+  mkdir "$work/ref"
+  make_tree "$work/ref"
+  make_tree "$mnt"
+  mount_b
+  d="$(diff <(tree_list "$work/ref/d1") <(tree_list "$mnt2/d1") 2>&1)" || true
+  [ -z "$d" ] || {
+    echo "$d" | head -20
+    fail "right after B's mount, B's d1 differs from what A made (diff ref B above, $(echo "$d" | grep -c '^[<>]') lines)"
+  }
+  ok "B, mounted after A made d1 alone, sees its $(find "$work/ref/d1" | wc -l) names and their contents at once"
+  # A, which made d1 alone (exclusive caching), cached its names and attributes: B's
+  # changes must be seen there at once too.
+  printf 'rewritten by B\n' >"$mnt2/d1/f5"
+  mv "$mnt2/d1/f6" "$mnt2/d1/f6b"
+  rm "$mnt2/d1/f7"
+  [ "$(cat "$mnt/d1/f5" 2>&1)" = "rewritten by B" ] || fail "A reads '$(head -c 40 "$mnt/d1/f5" 2>&1 | tr '\n' '|')' from d1/f5 that B rewrote"
+  [ ! -e "$mnt/d1/f6" ] && [ -e "$mnt/d1/f6b" ] || fail "A does not see B's rename of d1/f6 to d1/f6b"
+  [ ! -e "$mnt/d1/f7" ] || fail "A still sees d1/f7 that B unlinked"
+  ok "A, which made d1 alone, sees B's rewrite, rename and unlink in it at once"
+else
+  mount_b
+fi
+
+if run_check 2; then
+  step "2. close-to-open: the writer alternates, the reader read the file before"
+  # now_ms: milliseconds since the epoch.
+  now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+  for i in $(seq 0 20); do
+    if [ $((i % 2)) -eq 0 ]; then w=A wm="$mnt" r=B rm_="$mnt2"; else w=B wm="$mnt2" r=A rm_="$mnt"; fi
+    size=$(((i % 2) ? 50000 - i * 1000 : 1000 + i * 100))
+    head -c "$size" < <(yes "round $i written by $w") >"$work/expect"
+    cat "$work/expect" >"$wm/ping"  # open(O_TRUNC), write, close
+    closed=$(now_ms)
+    if ! cmp -s "$rm_/ping" "$work/expect"; then
+      got="$(stat -c %s "$rm_/ping" 2>&1) bytes, starting '$(head -c 30 "$rm_/ping" 2>&1 | tr '\n' '|')'"
+      later="still stale after 5 s"
+      for t in $(seq 50); do
+        sleep 0.1
+        cmp -s "$rm_/ping" "$work/expect" && { later="right after $((t * 100)) ms"; break; }
+      done
+      fail "round $i: $r opened ping right after $w closed it ($size bytes, 'round $i written by $w')" \
+        "and read $got ($later)"
+    fi
+    took=$(($(now_ms) - closed))
+    [ "$took" -le 1000 ] || fail "round $i: $r's open and read after $w's close took $took ms"
+    cmp -s "$wm/ping" "$work/expect" || fail "round $i: $w does not read back what it wrote"
+  done
+  ok "21 rounds of close-to-open, A and B writing in turn, read whole on the other at once"
+fi
+
+if run_check 3; then
+  step "3. a change of metadata on A is seen at once on B"
+  m="meta"
+  b_ls() { ls -A "$mnt2/$m" 2>&1 | tr '\n' ' '; }
+  stat "$mnt2/$m" >/dev/null 2>&1 || true
+  mkdir "$mnt/$m"
+  [ -d "$mnt2/$m" ] || fail "mkdir on A: B does not see the directory $m"
+  [ -z "$(b_ls)" ] || fail "mkdir on A: B lists '$(b_ls)' in the new directory"
+  stat "$mnt2/$m/new" >/dev/null 2>&1 && fail "B sees $m/new before A created it"
+
+  echo hello >"$mnt/$m/new"
+  [ "$(cat "$mnt2/$m/new" 2>&1)" = hello ] || fail "create on A: B reads '$(cat "$mnt2/$m/new" 2>&1)' from $m/new"
+  [ "$(b_ls)" = "new " ] || fail "create on A: B lists '$(b_ls)', not 'new'"
+  ok "create on A seen on B"
+
+  stat "$mnt2/$m/renamed" >/dev/null 2>&1 || true
+  mv "$mnt/$m/new" "$mnt/$m/renamed"
+  [ ! -e "$mnt2/$m/new" ] || fail "rename on A: B still sees the old name $m/new"
+  [ "$(cat "$mnt2/$m/renamed" 2>&1)" = hello ] ||
+    fail "rename on A: B reads '$(cat "$mnt2/$m/renamed" 2>&1)' from the new name $m/renamed"
+  [ "$(b_ls)" = "renamed " ] || fail "rename on A: B lists '$(b_ls)', not 'renamed'"
+  ok "rename on A seen on B"
+
+  [ "$(stat -c %a "$mnt2/$m/renamed")" = 644 ] || fail "B sees mode $(stat -c %a "$mnt2/$m/renamed") before the chmod"
+  chmod 0600 "$mnt/$m/renamed"
+  mode="$(stat -c %a "$mnt2/$m/renamed" 2>&1)"
+  [ "$mode" = 600 ] || fail "chmod 0600 on A: B's stat says mode $mode"
+  ok "chmod on A seen on B"
+
+  rm "$mnt/$m/renamed"
+  [ ! -e "$mnt2/$m/renamed" ] || fail "unlink on A: B still sees $m/renamed"
+  [ -z "$(b_ls)" ] || fail "unlink on A: B lists '$(b_ls)', not nothing"
+  ok "unlink on A seen on B"
+
+  stat "$mnt2/$m/sub" >/dev/null 2>&1 && fail "B sees $m/sub before A made it"
+  mkdir "$mnt/$m/sub"
+  [ -d "$mnt2/$m/sub" ] || fail "mkdir on A: B does not see the directory $m/sub"
+  [ "$(b_ls)" = "sub " ] || fail "mkdir on A: B lists '$(b_ls)', not 'sub'"
+  ok "mkdir on A seen on B"
+
+  rmdir "$mnt/$m/sub"
+  [ ! -e "$mnt2/$m/sub" ] || fail "rmdir on A: B still sees $m/sub"
+  [ -z "$(b_ls)" ] || fail "rmdir on A: B lists '$(b_ls)', not nothing"
+  ok "rmdir on A seen on B"
+fi
+
+if run_check 4; then
+  step "4. A and B create the same 200 names with O_EXCL at once"
+  n=200
+  mkdir "$mnt/excl"
+  visible_on_b excl
+  excl_pids=()
+  for who in A B; do
+    if [ $who = A ]; then dir="$mnt/excl"; else dir="$mnt2/excl"; fi
+    python3 - "$who" "$dir" "$n" "$work" <<'PY' &
+import os, sys, time
+who, d, n, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+open(f"{work}/excl-ready.{who}", "w").close()
+deadline = time.time() + 30
+while not os.path.exists(f"{work}/excl-go"):
+    if time.time() > deadline:
+        sys.exit(f"{who}: never told to go")
+    time.sleep(0.001)
+out = []
+for i in range(n):
+    name = f"f{i}"
+    try:
+        fd = os.open(os.path.join(d, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        out.append(f"lost {name}")
+        continue
+    except OSError as e:
+        out.append(f"error {name} {e.strerror}")
+        continue
+    try:
+        os.write(fd, f"{who} {name}\n".encode())
+        os.close(fd)
+    except OSError as e:
+        out.append(f"error {name} writing: {e.strerror}")
+        continue
+    out.append(f"won {name}")
+with open(f"{work}/excl-result.{who}", "w") as f:
+    f.write("\n".join(out) + "\n")
+PY
+    excl_pids+=($!)
+    helpers+=($!)
+  done
+  for _ in $(seq 100); do
+    [ -e "$work/excl-ready.A" ] && [ -e "$work/excl-ready.B" ] && break
+    sleep 0.1
+  done
+  touch "$work/excl-go"
+  for p in "${excl_pids[@]}"; do wait "$p" || fail "an O_EXCL creator failed"; done
+  res=("$work/excl-result.A" "$work/excl-result.B")
+  errors="$(grep -h '^error' "${res[@]}" || true)"
+  [ -z "$errors" ] || { echo "$errors" | head; fail "$(echo "$errors" | wc -l) O_EXCL creates failed otherwise than EEXIST (above)"; }
+  seq 0 $((n - 1)) | sed 's/^/f/' | LC_ALL=C sort >"$work/excl-names"
+  for what in won lost; do
+    grep -h "^$what " "${res[@]}" | cut -d' ' -f2 | LC_ALL=C sort >"$work/excl-$what"
+    d="$(diff "$work/excl-names" "$work/excl-$what" || true)"
+    if [ -n "$d" ]; then
+      twice="$(uniq -d "$work/excl-$what" | wc -l)"
+      missing="$(comm -23 "$work/excl-names" <(LC_ALL=C sort -u "$work/excl-$what") | wc -l)"
+      fail "O_EXCL: $twice names were $what by both mounts and $missing by neither" \
+        "(A won $(grep -c '^won' "${res[0]}"), B won $(grep -c '^won' "${res[1]}"))"
+    fi
+  done
+  echo "A won $(grep -c '^won' "${res[0]}") names, B won $(grep -c '^won' "${res[1]}")"
+  ok "each of the $n names won exactly once, every loser got EEXIST"
+  remount_a
+  count="$(ls "$mnt/excl" | wc -l)"
+  [ "$count" = "$n" ] || fail "A, remounted, lists $count names in excl, not $n"
+  bad=0
+  for who in A B; do
+    for name in $(grep '^won ' "$work/excl-result.$who" | cut -d' ' -f2); do
+      got="$(cat "$mnt/excl/$name" 2>&1)"
+      if [ "$got" != "$who $name" ]; then
+        bad=$((bad + 1))
+        [ $bad -gt 5 ] || echo "excl/$name, won by $who, reads '$got'"
+      fi
+    done
+  done
+  [ $bad -eq 0 ] || fail "A, remounted, reads other bytes than the winner's in $bad files"
+  ok "A, remounted, reads each winner's bytes in all $n files"
+fi
+
+if run_check 5; then
+  step "5. B sees the size of a file A has written and holds open, not fsync'd"
+  : >"$mnt/attr"
+  visible_on_b attr
+  [ "$(stat -c %s "$mnt2/attr")" = 0 ] || fail "B sees attr with $(stat -c %s "$mnt2/attr") bytes before A wrote"
+  python3 - "$mnt/attr" "$work" <<'PY' &
+import os, sys, time
+path, work = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_WRONLY)
+os.write(fd, b"w" * 100000)
+open(work + "/attr-written", "w").close()
+deadline = time.time() + 30
+while not os.path.exists(work + "/attr-go") and time.time() < deadline:
+    time.sleep(0.05)
+os.close(fd)
+PY
+  writer=$!
+  helpers+=($writer)
+  for _ in $(seq 100); do [ -e "$work/attr-written" ] && break; sleep 0.1; done
+  [ -e "$work/attr-written" ] || fail "the writer on A never wrote"
+  size=""
+  for _ in $(seq 20); do
+    size="$(stat -c %s "$mnt2/attr" 2>&1)"
+    [ "$size" = 100000 ] && break
+    sleep 0.1
+  done
+  touch "$work/attr-go"
+  wait "$writer" || fail "the writer on A failed"
+  [ "$size" = 100000 ] ||
+    fail "B's stat says $size bytes 2 s after A wrote 100000 into the file it holds open" \
+      "(after A's close: $(stat -c %s "$mnt2/attr" 2>&1))"
+  ok "B sees the 100000 bytes A holds open, within 2 s"
+fi
+echo "PASS"
