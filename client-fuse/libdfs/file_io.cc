@@ -243,8 +243,10 @@ awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
   auto dirty = st->inline_data.take_dirty();
   uint64_t dirty_end = dirty.offset + dirty.bytes.size();
   // An MDS holding no inline bytes has nothing to move: the first CommitWrite turns
-  // the empty inline file into an object file (a round trip saved per new file).
-  if (st->mds_inline_bytes > 0) {
+  // the empty inline file into an object file (a round trip saved per new file). Not
+  // when shared: another mount may have written inline bytes meanwhile, and the MDS
+  // refuses to commit object writes over them.
+  if (st->mds_inline_bytes > 0 || !exclusive_) {
     proto::UninlineRequest request;
     request.set_ino(st->ino);
     auto moved = co_await mds_.call<proto::InodeReply>(rpc::kMdsUninline, std::move(request),

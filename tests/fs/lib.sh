@@ -66,6 +66,27 @@ remount_client() {
     >/dev/null || fail "remount failed"
 }
 
+# client_pid MOUNTPOINT: the pid of the client serving MOUNTPOINT (empty if none).
+client_pid() { pgrep -f "mount.dfs .* $1( |\$)" | head -1; }
+
+# mount_another MOUNTPOINT LOG [MOUNT OPTIONS]: one more mount of the test's cluster at
+# MOUNTPOINT (a second client), logging to LOG.
+mount_another() {
+  mkdir -p "$1"
+  "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$1" --options "log_file=$2${3:+,$3}" \
+    >/dev/null || fail "mounting $1 failed"
+  mountpoint -q "$1" || fail "nothing mounted at $1"
+}
+
+# stop_mount MOUNTPOINT PID: unmounts MOUNTPOINT and waits up to 20 s for its client PID
+# to exit (it flushes what it holds first), then kills it.
+stop_mount() {
+  if mountpoint -q "$1" 2>/dev/null; then umount "$1" 2>/dev/null || umount -l "$1" || true; fi
+  [ -n "$2" ] || return 0
+  for _ in $(seq 100); do kill -0 "$2" 2>/dev/null || break; sleep 0.2; done
+  kill -9 "$2" 2>/dev/null || true
+}
+
 # dfs_cli ARGS...: the dfs command line against the test's cluster.
 dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 10 "$@"; }
 

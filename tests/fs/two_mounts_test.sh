@@ -28,27 +28,17 @@ start_cluster ${extra_opts:+--options "$extra_opts"}
 mnt2="$work/mnt2"
 mkdir -p "$mnt2"
 log_b="$cluster/log/client-b.log"
-client_a="$(pgrep -f "mount.dfs .* $mnt( |\$)" | head -1)"
+client_a="$(client_pid "$mnt")"
 client_b=""
 helpers=()
 
 mount_b() {
-  "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt2" \
-    --options "log_file=$log_b${extra_opts:+,$extra_opts}" >/dev/null || fail "mounting B at $mnt2 failed"
-  mountpoint -q "$mnt2" || fail "nothing mounted at $mnt2"
-  client_b="$(pgrep -f "mount.dfs .* $mnt2( |\$)" | head -1)"
+  mount_another "$mnt2" "$log_b" "$extra_opts"
+  client_b="$(client_pid "$mnt2")"
 }
 remount_a() {
   remount_client "$extra_opts"
-  client_a="$(pgrep -f "mount.dfs .* $mnt( |\$)" | head -1)"
-}
-# stop_mount DIR PID: unmounts DIR and waits up to 20 s for its client PID to exit
-# (it flushes what it holds first), then kills it.
-stop_mount() {
-  if mountpoint -q "$1" 2>/dev/null; then umount "$1" 2>/dev/null || umount -l "$1" || true; fi
-  [ -n "$2" ] || return 0
-  for _ in $(seq 100); do kill -0 "$2" 2>/dev/null || break; sleep 0.2; done
-  kill -9 "$2" 2>/dev/null || true
+  client_a="$(client_pid "$mnt")"
 }
 finish() {
   local rc=$?
