@@ -18,6 +18,7 @@
 namespace dfs::fuse {
 
 void install_kernel_invalidator(FuseContext& ctx) {
+  ctx.vfs->client().set_on_exclusive([&ctx] { ctx.vfs->renew_shared_incarnations(); });
   ctx.vfs->client().set_kernel_invalidator([&ctx]() -> awaitable<void> {
     fuse_session* se = ctx.session;
     if (!se) co_return;

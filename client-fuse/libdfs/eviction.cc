@@ -61,6 +61,14 @@ void FileClient::on_evicted(const Error& why) {
   // Reported by the next sync or fsync, as a failed writeback is.
   if (lost_changes > 0 && !deferred_error_) deferred_error_ = lost;
 
+  // Exclusive caching went with the session (others changed things since): the new
+  // session's reply says whether it comes back, and the kernel forgets what it cached.
+  bool was_exclusive = exclusive_;
+  exclusive_ = false;
+  grant_waiting_ = false;
+  if (was_exclusive && kernel_invalidator_ && !stopping_) {
+    spawn_checked(executor(), kernel_invalidator_());
+  }
   // What this client knew exactly may have changed since its session was fenced.
   known_.clear();
   dirs_.clear();

@@ -30,12 +30,12 @@ void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string
   cache_seq_ = std::max(cache_seq_, seq);
   if (exclusive) {
     if (stopping_ || !options_.exclusive || exclusive_ || giving_up_) return;
-    exclusive_ = true;
-    spdlog::info("exclusive caching granted by the MDS ({}): deferring, writing behind and "
-                 "caching as the only mount",
-                 reason);
+    grant_waiting_ = true;
+    grant_reason_ = reason;
+    take_grant_when_quiet();
     return;
   }
+  grant_waiting_ = false;
   if (!exclusive_ && !giving_up_) {
     // Nothing to give up; a pushed recall of a right we never applied is still answered.
     if (!from_session_reply) spawn_checked(executor(), give_up_exclusive(seq, reason));
@@ -46,6 +46,23 @@ void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string
     return;
   }
   spawn_checked(executor(), give_up_exclusive(seq, reason));
+}
+
+void FileClient::take_grant_when_quiet() {
+  if (!grant_waiting_ || exclusive_ || giving_up_ || stopping_) return;
+  for (const auto& [ino, st] : states_) {
+    if (st->handles > 0 || st->has_unrecorded_writes()) return;  // asked again at its release
+  }
+  grant_waiting_ = false;
+  // What was learned while shared may have changed under us since.
+  known_.clear();
+  dirs_.clear();
+  ++setattr_calls_;
+  if (on_exclusive_) on_exclusive_();
+  exclusive_ = true;
+  spdlog::info("exclusive caching granted by the MDS ({}): deferring, writing behind and "
+               "caching as the only mount",
+               grant_reason_);
 }
 
 awaitable<void> FileClient::give_up_exclusive(uint64_t seq, std::string reason) {

@@ -136,6 +136,9 @@ class FileClient {
   void set_kernel_invalidator(std::function<awaitable<void>()> invalidate) {
     kernel_invalidator_ = std::move(invalidate);
   }
+  // Called (on the I/O thread) just before exclusive caching is taken up after a shared
+  // period: the owner makes the kernel drop what it may hold stale from that period.
+  void set_on_exclusive(std::function<void()> hook) { on_exclusive_ = std::move(hook); }
   Ino root_ino() const { return mds_.session().root().ino(); }
 
   // Runs `task` on the I/O thread and waits for it (not from the I/O thread).
@@ -312,6 +315,11 @@ class FileClient {
   awaitable<Status> commit_size_locked(std::shared_ptr<FileState> st,
                                        bool* made_durable = nullptr);
   awaitable<Status> uninline_locked(std::shared_ptr<FileState> st);
+  // Shared, an O_APPEND write of `length` bytes: the MDS grows the file by them at its end
+  // (other mounts may append at once) and the result is where they go. The file moves to
+  // objects first. A crash between this and the write leaves zeros there.
+  awaitable<Result<uint64_t>> reserve_append(std::shared_ptr<FileState> st, const Creds& creds,
+                                             uint64_t length);
   awaitable<Status> flush_state(std::shared_ptr<FileState> st);
   awaitable<Result<proto::Inode>> truncate(Creds creds, Ino ino, SetAttrArgs args);
   awaitable<void> flusher_loop();
@@ -347,7 +355,13 @@ class FileClient {
   // A recall: stops every fast path, pushes what was deferred and buffered, forgets what
   // was cached (here and in the kernel), then acknowledges `seq` to the MDS.
   awaitable<void> give_up_exclusive(uint64_t seq, std::string reason);
+  // Takes up a granted right once no file is open here: an open file's state was last
+  // refreshed at its open, and another mount may have changed the file since.
+  void take_grant_when_quiet();
   bool exclusive_ = false;
+  bool grant_waiting_ = false;
+  std::string grant_reason_;
+  std::function<void()> on_exclusive_;
   uint64_t cache_seq_ = 0;    // of the last grant or recall applied
   bool giving_up_ = false;    // a give_up_exclusive is running
   uint64_t ack_pending_ = 0;  // the newest recall seq to acknowledge when it ends

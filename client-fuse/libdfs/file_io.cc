@@ -167,6 +167,10 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
   uint64_t length = data.size();
   if (length == 0) co_return uint64_t{0};
   data_ahead_.drop(st->ino);
+  if (append && !exclusive_) {
+    DFS_CO_AWAIT_TRY(offset, reserve_append(st, h->creds, length));
+    append = false;
+  }
   for (int attempt = 0; attempt < 3; ++attempt) {
     {
       co_await st->io.lock_shared();
@@ -208,6 +212,24 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
     DFS_CO_AWAIT_CHECK(uninline_locked(st));
   }
   co_return make_error(ErrorCode::kInternal, "file kept moving between inline and objects");
+}
+
+awaitable<Result<uint64_t>> FileClient::reserve_append(std::shared_ptr<FileState> st,
+                                                       const Creds& creds, uint64_t length) {
+  co_await st->flush_mu.lock();
+  MutexGuard flush_guard(st->flush_mu);
+  st->writer = creds;
+  if (st->is_inline) DFS_CO_AWAIT_CHECK(uninline_locked(st));
+  DFS_CO_AWAIT_CHECK(commit_size_locked(st));  // this mount's earlier writes first
+  proto::CommitWriteRequest request;
+  request.set_ino(st->ino);
+  request.set_append_bytes(length);
+  request.set_written_bytes(length);
+  DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::InodeReply>(rpc::kMdsCommitWrite,
+                                                             std::move(request), creds, true));
+  learn(reply.inode());
+  st->size = std::max(st->size, reply.inode().size());
+  co_return reply.inode().size() - length;
 }
 
 awaitable<Status> FileClient::write_objects(std::shared_ptr<FileState> st, uint64_t offset,

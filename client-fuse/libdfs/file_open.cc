@@ -373,6 +373,7 @@ awaitable<Status> FileClient::release(Fh fh, bool flock_release, uint64_t lock_o
       (st->data_pinned && !st->mds_open)) {
     co_await drop_state(st);
   }
+  take_grant_when_quiet();
   co_return flushed;
 }
 

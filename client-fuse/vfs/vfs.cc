@@ -56,6 +56,11 @@ void Vfs::note_name(uint64_t parent, const std::string& name) {
   names_given_.push_back(GivenName{now, parent, name});
 }
 
+void Vfs::renew_shared_incarnations() {
+  for (const auto& [fuse_ino, told] : told_) inodes_.new_incarnation(inodes_.to_dfs(fuse_ino));
+  told_.clear();
+}
+
 Vfs::KernelKnowledge Vfs::take_kernel_knowledge() {
   KernelKnowledge k;
   k.names.reserve(names_given_.size());

@@ -139,6 +139,10 @@ class Vfs {
     std::vector<uint64_t> inodes;
   };
   KernelKnowledge take_kernel_knowledge();
+  // Exclusive caching is taken up after a shared period: every regular file the kernel
+  // was shown meanwhile gets a new incarnation, so that the kernel's next lookup drops a
+  // size it may hold stale (exclusive, the kernel's names are not asked again for 60 s).
+  void renew_shared_incarnations();
 
  private:
   struct DirHandle {

@@ -70,10 +70,11 @@ Result<std::string> apply_commit_write(OpContext& ctx, const proto::CommitWriteR
     inode.set_inline_(false);  // an empty inline file simply starts using objects
   }
   uint64_t old_size = inode.size();
-  if (req.end() > old_size) set_size(inode, req.end());
+  uint64_t end = req.append_bytes() > 0 ? old_size + req.append_bytes() : req.end();
+  if (end > old_size) set_size(inode, end);
   // Blocks: what the client says it wrote, else (older clients) the growth.
   add_written(inode, req.written_bytes() ? req.written_bytes()
-                                         : (req.end() > old_size ? req.end() - old_size : 0));
+                                         : (end > old_size ? end - old_size : 0));
   *inode.mutable_mtime() = is_set(req.mtime()) ? req.mtime() : ctx.now();
   if (req.clear_privileges()) kill_privileges(inode, req.header().creds());
   changed(inode, ctx.now());

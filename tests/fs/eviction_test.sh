@@ -17,7 +17,8 @@ timeout_ms=5000
 start_cluster --session-timeout "$timeout_ms"
 mnt2="$work/mnt2"
 mkdir -p "$mnt2"
-trap 'umount -l "$mnt2" 2>/dev/null || true; pkill -CONT -f "mount.dfs .* $mnt( |\$)" || true; cleanup' EXIT
+# The test's own status goes to cleanup: the commands before it would replace $?.
+trap 'rc=$?; umount -l "$mnt2" 2>/dev/null || true; pkill -CONT -f "mount.dfs .* $mnt( |\$)" || true; cleanup $rc' EXIT
 # granted_count: how often mount A was granted exclusive caching so far.
 granted_count() { grep -c "exclusive caching granted" "$cluster/log/client.log" 2>/dev/null || true; }
 

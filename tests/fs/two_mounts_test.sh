@@ -11,15 +11,17 @@
 #      the file before; 21 rounds alternating writer A, B, A...;
 #   3. a create, rename, chmod, unlink, mkdir and rmdir on A are seen at once by stat and
 #      ls on B, which looked at the names just before each;
-#   4. O_CREAT|O_EXCL from A and B at once on the same 200 names: each name is won exactly
-#      once, every loser gets EEXIST, and A, remounted, reads each winner's bytes;
+#   4. O_CREAT|O_EXCL from A and B at once on the same 1,000 names: each name is won
+#      exactly once, every loser gets EEXIST, and A, remounted, reads each winner's bytes;
 #   5. a file A holds open with 100,000 bytes written and neither fsync'd nor closed has
-#      that size on B within 2 s.
+#      that size on B within 2 s;
+#   6. O_APPEND records from A and B at once into one file: none lost, none torn or
+#      overwritten, each mount's in the order it wrote them.
 # DFS_TWO_MOUNTS_CHECKS="2 4" runs only some checks (B is then mounted at once);
 # DFS_TWO_MOUNTS_OPTIONS="cache=shared" adds mount.dfs -o options to both mounts.
 source "$(dirname "$0")/lib.sh"
 
-checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5}"
+checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6}"
 run_check() { [[ " ${checks//,/ } " == *" $1 "* ]]; }
 ok() { echo "ok: $*"; }
 
@@ -181,8 +183,8 @@ if run_check 3; then
 fi
 
 if run_check 4; then
-  step "4. A and B create the same 200 names with O_EXCL at once"
-  n=200
+  n=1000
+  step "4. A and B create the same $n names with O_EXCL at once"
   mkdir "$mnt/excl"
   visible_on_b excl
   excl_pids=()
@@ -292,5 +294,66 @@ PY
     fail "B's stat says $size bytes 2 s after A wrote 100000 into the file it holds open" \
       "(after A's close: $(stat -c %s "$mnt2/attr" 2>&1))"
   ok "B sees the 100000 bytes A holds open, within 2 s"
+fi
+if run_check 6; then
+  n=400
+  step "6. A and B append $n records each to one file with O_APPEND, at once"
+  : >"$mnt/log"
+  visible_on_b log
+  append_pids=()
+  for who in A B; do
+    if [ $who = A ]; then path="$mnt/log"; else path="$mnt2/log"; fi
+    python3 - "$who" "$path" "$n" "$work" <<'PY' &
+import os, sys, time
+who, path, n, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+open(f"{work}/append-ready.{who}", "w").close()
+deadline = time.time() + 30
+while not os.path.exists(f"{work}/append-go"):
+    if time.time() > deadline:
+        sys.exit(f"{who}: never told to go")
+    time.sleep(0.001)
+for i in range(n):
+    record = f"{who} {i:06d} ".ljust(63, who.lower()) + "\n"  # 64 bytes, one write
+    if os.write(fd, record.encode()) != 64:
+        sys.exit(f"{who}: short write of record {i}")
+os.close(fd)
+PY
+    append_pids+=($!)
+    helpers+=($!)
+  done
+  for _ in $(seq 100); do
+    [ -e "$work/append-ready.A" ] && [ -e "$work/append-ready.B" ] && break
+    sleep 0.1
+  done
+  touch "$work/append-go"
+  for p in "${append_pids[@]}"; do wait "$p" || fail "an appender failed"; done
+  for view in "$mnt" "$mnt2"; do
+    python3 - "$view/log" "$n" <<'PY' || fail "the appended records in $view/log are wrong (above)"
+import re, sys
+path, n = sys.argv[1], int(sys.argv[2])
+data = open(path, "rb").read()
+problems = []
+if len(data) != 2 * n * 64:
+    problems.append(f"{len(data)} bytes, not {2 * n * 64}")
+seen = {"A": [], "B": []}
+for k in range(len(data) // 64):
+    rec = data[k * 64:(k + 1) * 64].decode(errors="replace")
+    m = re.fullmatch(r"([AB]) (\d{6}) ([ab]*)\n", rec)
+    if not m or m.group(3) != m.group(1).lower() * len(m.group(3)):
+        problems.append(f"record {k} is torn: {rec!r}")
+        continue
+    seen[m.group(1)].append(int(m.group(2)))
+for who, nums in seen.items():
+    if sorted(nums) != list(range(n)):
+        problems.append(f"{who}: {len(nums)} records, {len(set(nums))} distinct, not 0..{n - 1}")
+    elif nums != sorted(nums):
+        problems.append(f"{who}'s records are out of order")
+for p in problems[:10]:
+    print(p)
+sys.exit(1 if problems else 0)
+PY
+  done
+  ok "$((2 * n)) records appended from both mounts, none lost or torn, each mount's in order"
 fi
 echo "PASS"

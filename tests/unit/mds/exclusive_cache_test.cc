@@ -112,7 +112,7 @@ TEST_CASE("mds/exclusive_cache: a holder that does not answer is evicted, then t
   CHECK(*f.cache.holder() == "b");
 }
 
-TEST_CASE("mds/exclusive_cache: the holder reconnecting keeps it; mid-recall it is told to give up") {
+TEST_CASE("mds/exclusive_cache: the holder reconnecting keeps it, and mid-recall is told to give up") {
   Fixture f;
   auto a = f.open("a");
   CHECK(a.exclusive);

@@ -175,6 +175,39 @@ TEST_CASE("mds/blocks: st_blocks counts written data, not holes") {
   CHECK(h.getattr(h.create(kRootIno, "empty")->ino())->blocks() == 0);
 }
 
+TEST_CASE("mds/append: the MDS places O_APPEND records at the end, one after the other") {
+  MdsHarness h;
+  auto f = h.create(kRootIno, "log");
+  auto append = [&](uint64_t bytes) {
+    proto::CommitWriteRequest req;
+    *req.mutable_header() = h.header();
+    req.set_ino(f->ino());
+    req.set_end(1);  // ignored for an append
+    req.set_append_bytes(bytes);
+    req.set_written_bytes(bytes);
+    auto reply = h.call<proto::InodeReply>(rpc::kMdsCommitWrite, req);
+    REQUIRE(reply.has_value());
+    return reply->inode();
+  };
+  // An empty inline file starts using objects; each record starts where the last ended.
+  auto first = append(64);
+  CHECK_FALSE(first.inline_());
+  CHECK(first.size() == 64);
+  CHECK(append(100).size() == 164);
+  CHECK(h.commit_write(f->ino(), 10)->size() == 164);  // a plain commit never shrinks it
+  CHECK(append(36).size() == 200);
+  // A non-empty inline file must be moved to objects first.
+  auto g = h.create(kRootIno, "small");
+  DFS_REQUIRE_OK(h.write_inline(g->ino(), 0, "abc"));
+  proto::CommitWriteRequest req;
+  *req.mutable_header() = h.header();
+  req.set_ino(g->ino());
+  req.set_append_bytes(10);
+  auto refused = h.call<proto::InodeReply>(rpc::kMdsCommitWrite, req);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code() == ErrorCode::kInvalidArgument);
+}
+
 TEST_CASE("mds/truncate: object-backed files lose the objects past the end") {
   MdsHarness h;
   auto f = h.create(kRootIno, "big");
