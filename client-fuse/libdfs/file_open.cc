@@ -66,33 +66,24 @@ std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
   auto& slot = states_[inode.ino()];
   // Shared: another mount may have changed the file since this state was made. What
   // the MDS just answered is the truth, unless this mount has writes of its own pending.
-  if (slot && !exclusive_ && !slot->has_unrecorded_writes() && slot->deferred_pushes == 0) {
-    slot->readahead.clear();
-    slot->missing_objects.clear();
-    slot->layout = layout_of(inode);
-    slot->is_inline = inode.inline_();
-    slot->size = inode.size();
-    slot->mtime = inode.mtime();
-    if (slot->is_inline) {
-      std::string data = inode.inline_data();
-      slot->mds_inline_bytes = data.size();
-      data.resize(inode.size(), '\0');
-      slot->inline_data = InlineBuffer(std::move(data));
-    }
-    return slot;
-  }
-  if (!slot) {
-    slot = std::make_shared<FileState>(inode.ino());
-    slot->layout = layout_of(inode);
-    slot->is_inline = inode.inline_();
-    slot->size = inode.size();
-    slot->mtime = inode.mtime();
-    if (slot->is_inline) {
-      std::string data = inode.inline_data();
-      slot->mds_inline_bytes = data.size();
-      data.resize(inode.size(), '\0');
-      slot->inline_data = InlineBuffer(std::move(data));
-    }
+  bool refresh = slot && !exclusive_ && !slot->has_unrecorded_writes() &&
+                 slot->deferred_pushes == 0;
+  if (!slot) slot = std::make_shared<FileState>(inode.ino());
+  else if (!refresh) return slot;
+  slot->readahead.clear();
+  slot->missing_objects.clear();
+  slot->layout = layout_of(inode);
+  slot->is_inline = inode.inline_();
+  slot->size = inode.size();
+  slot->mtime = inode.mtime();
+  if (slot->is_inline) {
+    std::string data = inode.inline_data();
+    slot->mds_inline_bytes = data.size();
+    data.resize(inode.size(), '\0');
+    slot->inline_data = InlineBuffer(std::move(data));
+  } else {
+    slot->mds_inline_bytes = 0;
+    slot->inline_data.clear();
   }
   return slot;
 }

@@ -84,6 +84,16 @@ visible_on_b() {
   fail "B does not see $1 10 s after A created it and synced"
 }
 
+# release_both WHAT: waits until both helpers said $work/WHAT-ready.A and .B, then lets
+# them go at once ($work/WHAT-go).
+release_both() {
+  for _ in $(seq 100); do
+    [ -e "$work/$1-ready.A" ] && [ -e "$work/$1-ready.B" ] && break
+    sleep 0.1
+  done
+  touch "$work/$1-go"
+}
+
 if run_check 1; then
   step "1. mount A alone writes a tree without sync, then B is mounted and reads it"
   mkdir "$work/ref"
@@ -223,11 +233,7 @@ PY
     excl_pids+=($!)
     helpers+=($!)
   done
-  for _ in $(seq 100); do
-    [ -e "$work/excl-ready.A" ] && [ -e "$work/excl-ready.B" ] && break
-    sleep 0.1
-  done
-  touch "$work/excl-go"
+  release_both excl
   for p in "${excl_pids[@]}"; do wait "$p" || fail "an O_EXCL creator failed"; done
   res=("$work/excl-result.A" "$work/excl-result.B")
   errors="$(grep -h '^error' "${res[@]}" || true)"
@@ -322,11 +328,7 @@ PY
     append_pids+=($!)
     helpers+=($!)
   done
-  for _ in $(seq 100); do
-    [ -e "$work/append-ready.A" ] && [ -e "$work/append-ready.B" ] && break
-    sleep 0.1
-  done
-  touch "$work/append-go"
+  release_both append
   for p in "${append_pids[@]}"; do wait "$p" || fail "an appender failed"; done
   for view in "$mnt" "$mnt2"; do
     python3 - "$view/log" "$n" <<'PY' || fail "the appended records in $view/log are wrong (above)"
