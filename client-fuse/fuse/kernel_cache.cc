@@ -29,7 +29,8 @@ void install_kernel_invalidator(FuseContext& ctx) {
     };
     auto done = std::make_shared<Completion<Counts>>(ctx.vfs->executor());
     auto started = Clock::now();
-    std::thread([se, known = std::move(known), done, ex = ctx.vfs->executor()]() mutable {
+    ++ctx.notifiers;
+    std::thread([&ctx, se, known = std::move(known), done, ex = ctx.vfs->executor()]() mutable {
       Counts counts;
       // ENOENT: the kernel no longer has it, which is as good.
       for (uint64_t ino : known.inodes) {
@@ -41,6 +42,7 @@ void install_kernel_invalidator(FuseContext& ctx) {
         }
       }
       asio::post(ex, [done, counts] { done->set(counts); });
+      --ctx.notifiers;
     }).detach();
     Counts counts = co_await done->wait();
     spdlog::info("kernel caches invalidated: {} inode(s), {} name(s) in {} ms", counts.inodes,

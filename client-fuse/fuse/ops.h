@@ -43,6 +43,9 @@ struct FuseContext {
   std::atomic<uint64_t> prefilled_files{0};
   std::atomic<uint64_t> prefilled_bytes{0};
   std::atomic<uint64_t> prefill_failures{0};
+  // Threads sending the kernel invalidations of a recall (kernel_cache.cc): the session
+  // is destroyed only once none runs.
+  std::atomic<int> notifiers{0};
 };
 
 // Lets the client invalidate the kernel's caches when exclusive caching is recalled

@@ -29,7 +29,9 @@ void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string
   if (!from_session_reply && seq <= cache_seq_) return;
   cache_seq_ = std::max(cache_seq_, seq);
   if (exclusive) {
-    if (stopping_ || !options_.exclusive || exclusive_ || giving_up_) return;
+    if (stopping_ || !options_.exclusive || exclusive_) return;
+    // During a give-up (the MDS may grant again as soon as it has the acknowledgement),
+    // the grant is taken up once the give-up is over.
     grant_waiting_ = true;
     grant_reason_ = reason;
     take_grant_when_quiet();
@@ -119,6 +121,7 @@ awaitable<void> FileClient::give_up_exclusive(uint64_t seq, std::string reason) 
     spdlog::info("exclusive caching given up in {} ms; this mount now asks the MDS (shared)",
                  std::chrono::duration_cast<Duration>(Clock::now() - started).count());
   }
+  take_grant_when_quiet();  // granted again meanwhile (the other mount left)
 }
 
 }  // namespace dfs::client

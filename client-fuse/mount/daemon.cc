@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 
 #include "client-fuse/fuse/channel.h"
 #include "client-fuse/fuse/ops.h"
@@ -234,6 +235,7 @@ int serve(const MountOptions& o, Reporter& reporter) {
     }(&ctx));
     rc = served ? 0 : 1;
     fuse_session_unmount(se);
+    while (ctx.notifiers > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     spdlog::info("unmounted {}", o.mountpoint);
   }
   fuse_session_destroy(se);  // runs destroy(): pushes what is buffered
