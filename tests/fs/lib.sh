@@ -87,6 +87,16 @@ stop_mount() {
   kill -9 "$2" 2>/dev/null || true
 }
 
+# release_racers WHAT N: waits (up to 10 s) until N racers of mount_races.py said
+# $work/WHAT-ready.*, then lets them go at once.
+release_racers() {
+  for _ in $(seq 100); do
+    [ "$(ls "$work/$1-ready."* 2>/dev/null | wc -l)" -ge "$2" ] && break
+    sleep 0.1
+  done
+  touch "$work/$1-go"
+}
+
 # dfs_cli ARGS...: the dfs command line against the test's cluster.
 dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 10 "$@"; }
 

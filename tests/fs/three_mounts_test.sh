@@ -13,6 +13,7 @@
 #      mount's in its order.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/netns_lib.sh"
+races="$(dirname "$0")/mount_races.py"
 
 start_three_hosts
 line="$(fstab_line)"
@@ -42,15 +43,6 @@ finish() {
   cleanup $rc
 }
 trap finish EXIT
-# release_all WHAT: lets the helpers that said $work/WHAT-ready.* go at once.
-release_all() {
-  for _ in $(seq 100); do
-    [ "$(ls "$work/$1-ready."* 2>/dev/null | wc -l)" -eq 3 ] && break
-    sleep 0.1
-  done
-  touch "$work/$1-go"
-}
-
 step "1. A alone makes a tree; B (from host dfs2's network) and C mount and read it"
 mount_as A
 mkdir -p "$work/ref"
@@ -80,117 +72,30 @@ echo "ok: 12 rounds, each read whole on the next mount right after the close"
 step "3. the three create the same 1,000 names with O_EXCL at once"
 n=1000
 mkdir "$mnt/excl"
-for who in A B C; do
-  python3 - "$who" "${where[$who]}/excl" "$n" "$work" <<'PY' &
-import os, sys, time
-who, d, n, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-for _ in range(100):
-    if os.path.isdir(d):
-        break
-    time.sleep(0.1)
-open(f"{work}/excl-ready.{who}", "w").close()
-while not os.path.exists(f"{work}/excl-go"):
-    time.sleep(0.001)
-out = []
-for i in range(n):
-    try:
-        fd = os.open(os.path.join(d, f"f{i}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        out.append(f"lost f{i}")
-        continue
-    except OSError as e:
-        out.append(f"error f{i} {e.strerror}")
-        continue
-    os.write(fd, f"{who} f{i}\n".encode())
-    os.close(fd)
-    out.append(f"won f{i}")
-open(f"{work}/excl-result.{who}", "w").write("\n".join(out) + "\n")
-PY
-done
-release_all excl
+sync -f "$mnt/excl"
+for who in A B C; do python3 "$races" excl "$who" "${where[$who]}/excl" "$n" "$work" & done
+release_racers excl 3
 wait || true
-python3 - "$work" "$n" <<'PY' || fail "the O_EXCL race went wrong (above)"
-import sys
-work, n = sys.argv[1], int(sys.argv[2])
-won, problems = {}, []
-for who in "ABC":
-    for line in open(f"{work}/excl-result.{who}").read().split("\n"):
-        if not line:
-            continue
-        what, name = line.split()[:2]
-        if what == "error":
-            problems.append(f"{who}: {line}")
-        elif what == "won":
-            won.setdefault(name, []).append(who)
-names = {f"f{i}" for i in range(n)}
-twice = [k for k, v in won.items() if len(v) > 1]
-missing = names - set(won)
-if twice or missing:
-    problems.append(f"{len(twice)} names won more than once, {len(missing)} by nobody")
-for p in problems[:10]:
-    print(p)
-counts = {w: sum(1 for v in won.values() if v[0] == w) for w in "ABC"}
-print("won:", counts)
-sys.exit(1 if problems else 0)
-PY
+python3 "$races" check-excl "$work" "$n" A B C || fail "the O_EXCL race went wrong (above)"
 echo "ok: each of the $n names won exactly once, every loser got EEXIST"
 
 step "4. the three append 300 records each to one file with O_APPEND, at once"
 per=300
 : >"$mnt/log"
-for who in A B C; do
-  python3 - "$who" "${where[$who]}/log" "$per" "$work" <<'PY' &
-import os, sys, time
-who, path, n, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-for _ in range(100):
-    if os.path.exists(path):
-        break
-    time.sleep(0.1)
-fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-open(f"{work}/append-ready.{who}", "w").close()
-while not os.path.exists(f"{work}/append-go"):
-    time.sleep(0.001)
-for i in range(n):
-    os.write(fd, (f"{who} {i:06d} ".ljust(63, who.lower()) + "\n").encode())
-os.close(fd)
-PY
-done
-release_all append
+sync -f "$mnt/log"
+for who in A B C; do python3 "$races" append "$who" "${where[$who]}/log" "$per" "$work" & done
+release_racers append 3
 wait || true
-check_log() {  # check_log PATH: the records are all there, whole, each mount's in order
-  python3 - "$1" "$per" <<'PY'
-import re, sys
-data, n = open(sys.argv[1], "rb").read(), int(sys.argv[2])
-problems, seen = [], {w: [] for w in "ABC"}
-if len(data) != 3 * n * 64:
-    problems.append(f"{len(data)} bytes, not {3 * n * 64}")
-for k in range(len(data) // 64):
-    rec = data[k * 64:(k + 1) * 64].decode(errors="replace")
-    m = re.fullmatch(r"([ABC]) (\d{6}) ([abc]*)\n", rec)
-    if not m or set(m.group(3)) - {m.group(1).lower()}:
-        problems.append(f"record {k} is torn: {rec!r}")
-        continue
-    seen[m.group(1)].append(int(m.group(2)))
-for who, nums in seen.items():
-    if nums != list(range(n)):
-        problems.append(f"{who}: {len(nums)} records, in order: {nums == sorted(nums)}")
-for p in problems[:10]:
-    print(p)
-sys.exit(1 if problems else 0)
-PY
-}
-for who in A B C; do check_log "${where[$who]}/log" || fail "the records read on $who are wrong (above)"; done
+for who in A B C; do
+  python3 "$races" check-log "${where[$who]}/log" "$per" A B C ||
+    fail "the records read on $who are wrong (above)"
+done
 echo "ok: $((3 * per)) records from the three mounts, none lost or torn, each mount's in order"
 
 step "a fresh mount reads every O_EXCL winner's bytes and the records"
 for who in C B A; do stop_mount "${where[$who]}" "${pid[$who]}"; pid[$who]=""; done
 mount_as A
-bad=0
-for who in A B C; do
-  for name in $(grep '^won ' "$work/excl-result.$who" | cut -d' ' -f2); do
-    [ "$(cat "$mnt/excl/$name")" = "$who $name" ] || bad=$((bad + 1))
-  done
-done
-[ $bad -eq 0 ] || fail "$bad files read other bytes than their winner's"
-check_log "$mnt/log" || fail "the records read on a fresh mount are wrong (above)"
+python3 "$races" check-winners "$work" "$mnt/excl" A B C ||
+  fail "a fresh mount reads other bytes than the winners' (above)"
+python3 "$races" check-log "$mnt/log" "$per" A B C || fail "the records read on a fresh mount are wrong (above)"
 echo "PASS"

@@ -24,6 +24,7 @@ source "$(dirname "$0")/lib.sh"
 checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6}"
 run_check() { [[ " ${checks//,/ } " == *" $1 "* ]]; }
 ok() { echo "ok: $*"; }
+races="$(dirname "$0")/mount_races.py"
 
 extra_opts="${DFS_TWO_MOUNTS_OPTIONS:-}"
 start_cluster ${extra_opts:+--options "$extra_opts"}
@@ -82,16 +83,6 @@ visible_on_b() {
   sync -f "$mnt/$1"
   for _ in $(seq 100); do [ -e "$mnt2/$1" ] && return 0; sleep 0.1; done
   fail "B does not see $1 10 s after A created it and synced"
-}
-
-# release_both WHAT: waits until both helpers said $work/WHAT-ready.A and .B, then lets
-# them go at once ($work/WHAT-go).
-release_both() {
-  for _ in $(seq 100); do
-    [ -e "$work/$1-ready.A" ] && [ -e "$work/$1-ready.B" ] && break
-    sleep 0.1
-  done
-  touch "$work/$1-go"
 }
 
 if run_check 1; then
@@ -197,74 +188,22 @@ if run_check 4; then
   step "4. A and B create the same $n names with O_EXCL at once"
   mkdir "$mnt/excl"
   visible_on_b excl
-  excl_pids=()
+  racer_pids=()
   for who in A B; do
     if [ $who = A ]; then dir="$mnt/excl"; else dir="$mnt2/excl"; fi
-    python3 - "$who" "$dir" "$n" "$work" <<'PY' &
-import os, sys, time
-who, d, n, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-open(f"{work}/excl-ready.{who}", "w").close()
-deadline = time.time() + 30
-while not os.path.exists(f"{work}/excl-go"):
-    if time.time() > deadline:
-        sys.exit(f"{who}: never told to go")
-    time.sleep(0.001)
-out = []
-for i in range(n):
-    name = f"f{i}"
-    try:
-        fd = os.open(os.path.join(d, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        out.append(f"lost {name}")
-        continue
-    except OSError as e:
-        out.append(f"error {name} {e.strerror}")
-        continue
-    try:
-        os.write(fd, f"{who} {name}\n".encode())
-        os.close(fd)
-    except OSError as e:
-        out.append(f"error {name} writing: {e.strerror}")
-        continue
-    out.append(f"won {name}")
-with open(f"{work}/excl-result.{who}", "w") as f:
-    f.write("\n".join(out) + "\n")
-PY
-    excl_pids+=($!)
+    python3 "$races" excl "$who" "$dir" "$n" "$work" &
+    racer_pids+=($!)
     helpers+=($!)
   done
-  release_both excl
-  for p in "${excl_pids[@]}"; do wait "$p" || fail "an O_EXCL creator failed"; done
-  res=("$work/excl-result.A" "$work/excl-result.B")
-  errors="$(grep -h '^error' "${res[@]}" || true)"
-  [ -z "$errors" ] || { echo "$errors" | head; fail "$(echo "$errors" | wc -l) O_EXCL creates failed otherwise than EEXIST (above)"; }
-  seq 0 $((n - 1)) | sed 's/^/f/' | LC_ALL=C sort >"$work/excl-names"
-  for what in won lost; do
-    grep -h "^$what " "${res[@]}" | cut -d' ' -f2 | LC_ALL=C sort >"$work/excl-$what"
-    d="$(diff "$work/excl-names" "$work/excl-$what" || true)"
-    if [ -n "$d" ]; then
-      twice="$(uniq -d "$work/excl-$what" | wc -l)"
-      missing="$(comm -23 "$work/excl-names" <(LC_ALL=C sort -u "$work/excl-$what") | wc -l)"
-      fail "O_EXCL: $twice names were $what by both mounts and $missing by neither" \
-        "(A won $(grep -c '^won' "${res[0]}"), B won $(grep -c '^won' "${res[1]}"))"
-    fi
-  done
-  echo "A won $(grep -c '^won' "${res[0]}") names, B won $(grep -c '^won' "${res[1]}")"
+  release_racers excl 2
+  for p in "${racer_pids[@]}"; do wait "$p" || fail "an O_EXCL creator failed"; done
+  python3 "$races" check-excl "$work" "$n" A B || fail "the O_EXCL race went wrong (above)"
   ok "each of the $n names won exactly once, every loser got EEXIST"
   remount_a
   count="$(ls "$mnt/excl" | wc -l)"
   [ "$count" = "$n" ] || fail "A, remounted, lists $count names in excl, not $n"
-  bad=0
-  for who in A B; do
-    for name in $(grep '^won ' "$work/excl-result.$who" | cut -d' ' -f2); do
-      got="$(cat "$mnt/excl/$name" 2>&1)"
-      if [ "$got" != "$who $name" ]; then
-        bad=$((bad + 1))
-        [ $bad -gt 5 ] || echo "excl/$name, won by $who, reads '$got'"
-      fi
-    done
-  done
-  [ $bad -eq 0 ] || fail "A, remounted, reads other bytes than the winner's in $bad files"
+  python3 "$races" check-winners "$work" "$mnt/excl" A B ||
+    fail "A, remounted, reads other bytes than the winners' (above)"
   ok "A, remounted, reads each winner's bytes in all $n files"
 fi
 
@@ -306,55 +245,18 @@ if run_check 6; then
   step "6. A and B append $n records each to one file with O_APPEND, at once"
   : >"$mnt/log"
   visible_on_b log
-  append_pids=()
+  racer_pids=()
   for who in A B; do
     if [ $who = A ]; then path="$mnt/log"; else path="$mnt2/log"; fi
-    python3 - "$who" "$path" "$n" "$work" <<'PY' &
-import os, sys, time
-who, path, n, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-open(f"{work}/append-ready.{who}", "w").close()
-deadline = time.time() + 30
-while not os.path.exists(f"{work}/append-go"):
-    if time.time() > deadline:
-        sys.exit(f"{who}: never told to go")
-    time.sleep(0.001)
-for i in range(n):
-    record = f"{who} {i:06d} ".ljust(63, who.lower()) + "\n"  # 64 bytes, one write
-    if os.write(fd, record.encode()) != 64:
-        sys.exit(f"{who}: short write of record {i}")
-os.close(fd)
-PY
-    append_pids+=($!)
+    python3 "$races" append "$who" "$path" "$n" "$work" &
+    racer_pids+=($!)
     helpers+=($!)
   done
-  release_both append
-  for p in "${append_pids[@]}"; do wait "$p" || fail "an appender failed"; done
+  release_racers append 2
+  for p in "${racer_pids[@]}"; do wait "$p" || fail "an appender failed"; done
   for view in "$mnt" "$mnt2"; do
-    python3 - "$view/log" "$n" <<'PY' || fail "the appended records in $view/log are wrong (above)"
-import re, sys
-path, n = sys.argv[1], int(sys.argv[2])
-data = open(path, "rb").read()
-problems = []
-if len(data) != 2 * n * 64:
-    problems.append(f"{len(data)} bytes, not {2 * n * 64}")
-seen = {"A": [], "B": []}
-for k in range(len(data) // 64):
-    rec = data[k * 64:(k + 1) * 64].decode(errors="replace")
-    m = re.fullmatch(r"([AB]) (\d{6}) ([ab]*)\n", rec)
-    if not m or m.group(3) != m.group(1).lower() * len(m.group(3)):
-        problems.append(f"record {k} is torn: {rec!r}")
-        continue
-    seen[m.group(1)].append(int(m.group(2)))
-for who, nums in seen.items():
-    if sorted(nums) != list(range(n)):
-        problems.append(f"{who}: {len(nums)} records, {len(set(nums))} distinct, not 0..{n - 1}")
-    elif nums != sorted(nums):
-        problems.append(f"{who}'s records are out of order")
-for p in problems[:10]:
-    print(p)
-sys.exit(1 if problems else 0)
-PY
+    python3 "$races" check-log "$view/log" "$n" A B ||
+      fail "the appended records in $view/log are wrong (above)"
   done
   ok "$((2 * n)) records appended from both mounts, none lost or torn, each mount's in order"
 fi
