@@ -70,9 +70,7 @@ void FileClient::on_evicted(const Error& why) {
     spawn_checked(executor(), kernel_invalidator_());
   }
   // What this client knew exactly may have changed since its session was fenced.
-  known_.clear();
-  dirs_.clear();
-  ++setattr_calls_;  // listings fetched ahead are stale
+  forget_exact_knowledge();
   delegated_next_ = delegated_end_ = 0;  // the range was the old session's
   held_locks_.evict_session(kOwnSession);  // the MDS dropped them with the session
 

@@ -50,16 +50,19 @@ void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string
   spawn_checked(executor(), give_up_exclusive(seq, reason));
 }
 
+void FileClient::forget_exact_knowledge() {
+  known_.clear();
+  dirs_.clear();
+  ++setattr_calls_;  // listings fetched ahead are stale
+}
+
 void FileClient::take_grant_when_quiet() {
   if (!grant_waiting_ || exclusive_ || giving_up_ || stopping_) return;
   for (const auto& [ino, st] : states_) {
     if (st->handles > 0 || st->has_unrecorded_writes()) return;  // asked again at its release
   }
   grant_waiting_ = false;
-  // What was learned while shared may have changed under us since.
-  known_.clear();
-  dirs_.clear();
-  ++setattr_calls_;
+  forget_exact_knowledge();  // learned while shared
   if (on_exclusive_) on_exclusive_();
   exclusive_ = true;
   spdlog::info("exclusive caching granted by the MDS ({}): deferring, writing behind and "
@@ -94,10 +97,7 @@ awaitable<void> FileClient::give_up_exclusive(uint64_t seq, std::string reason) 
        ++round) {
     (void)co_await sync_metadata();
   }
-  // What we knew exactly may change under us from now on.
-  known_.clear();
-  dirs_.clear();
-  ++setattr_calls_;  // listings fetched ahead are stale
+  forget_exact_knowledge();  // it may change under us from now on
   for (auto& [ino, st] : states_) st->readahead.clear();
   // Closed files kept lingering go now (their MDS opens included).
   std::vector<std::shared_ptr<FileState>> lingering;

@@ -358,6 +358,10 @@ class FileClient {
   // Takes up a granted right once no file is open here: an open file's state was last
   // refreshed at its open, and another mount may have changed the file since.
   void take_grant_when_quiet();
+  // Others may have changed things since (a recall, a grant after a shared period, an
+  // eviction): what was known exactly, the names of directories it created, and the
+  // listings fetched ahead are no longer trusted.
+  void forget_exact_knowledge();
   bool exclusive_ = false;
   bool grant_waiting_ = false;
   std::string grant_reason_;

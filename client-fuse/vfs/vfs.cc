@@ -17,7 +17,11 @@ bool is_dot(const std::string& name) { return name == "." || name == ".."; }
 }  // namespace
 
 Vfs::Vfs(client::FileClient& client, VfsOptions options, uint64_t root_ino)
-    : client_(client), options_(options), inodes_(root_ino) {}
+    : client_(client),
+      options_(options),
+      inodes_(root_ino),
+      names_horizon_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          std::max(options_.alone.entry, options_.alone.negative)))) {}
 
 Entry Vfs::make_entry(const proto::Inode& inode) {
   Entry e;
@@ -47,9 +51,8 @@ void Vfs::note_name(uint64_t parent, const std::string& name) {
   constexpr size_t kMaxNamesRemembered = 1u << 20;
   if (!client_.exclusive()) return;
   auto now = Clock::now();
-  auto horizon = std::chrono::duration<double>(std::max(options_.alone.entry, options_.alone.negative));
   while (!names_given_.empty() &&
-         (names_given_.front().at + std::chrono::duration_cast<Clock::duration>(horizon) < now ||
+         (names_given_.front().at + names_horizon_ < now ||
           names_given_.size() >= kMaxNamesRemembered)) {
     names_given_.pop_front();
   }

@@ -178,6 +178,7 @@ class Vfs {
     std::string name;
   };
   std::deque<GivenName> names_given_;
+  Clock::duration names_horizon_;  // the longest the kernel keeps a name given alone
   // Shared: the size and mtime each kernel inode of a regular file was made with.
   struct Told {
     uint64_t size = 0;

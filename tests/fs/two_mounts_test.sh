@@ -85,6 +85,20 @@ visible_on_b() {
   fail "B does not see $1 10 s after A created it and synced"
 }
 
+# race KIND NAME COUNT: mount_races.py KIND from A and B at once, on $mnt/NAME and
+# $mnt2/NAME; waits for both.
+race() {
+  local pids=() who root
+  for who in A B; do
+    if [ $who = A ]; then root="$mnt"; else root="$mnt2"; fi
+    python3 "$races" "$1" "$who" "$root/$2" "$3" "$work" &
+    pids+=($!)
+    helpers+=($!)
+  done
+  release_racers "$1" 2
+  for p in "${pids[@]}"; do wait "$p" || fail "a $1 racer on $2 failed"; done
+}
+
 if run_check 1; then
   step "1. mount A alone writes a tree without sync, then B is mounted and reads it"
   mkdir "$work/ref"
@@ -188,15 +202,7 @@ if run_check 4; then
   step "4. A and B create the same $n names with O_EXCL at once"
   mkdir "$mnt/excl"
   visible_on_b excl
-  racer_pids=()
-  for who in A B; do
-    if [ $who = A ]; then dir="$mnt/excl"; else dir="$mnt2/excl"; fi
-    python3 "$races" excl "$who" "$dir" "$n" "$work" &
-    racer_pids+=($!)
-    helpers+=($!)
-  done
-  release_racers excl 2
-  for p in "${racer_pids[@]}"; do wait "$p" || fail "an O_EXCL creator failed"; done
+  race excl excl "$n"
   python3 "$races" check-excl "$work" "$n" A B || fail "the O_EXCL race went wrong (above)"
   ok "each of the $n names won exactly once, every loser got EEXIST"
   remount_a
@@ -245,15 +251,7 @@ if run_check 6; then
   step "6. A and B append $n records each to one file with O_APPEND, at once"
   : >"$mnt/log"
   visible_on_b log
-  racer_pids=()
-  for who in A B; do
-    if [ $who = A ]; then path="$mnt/log"; else path="$mnt2/log"; fi
-    python3 "$races" append "$who" "$path" "$n" "$work" &
-    racer_pids+=($!)
-    helpers+=($!)
-  done
-  release_racers append 2
-  for p in "${racer_pids[@]}"; do wait "$p" || fail "an appender failed"; done
+  race append log "$n"
   for view in "$mnt" "$mnt2"; do
     python3 "$races" check-log "$view/log" "$n" A B ||
       fail "the appended records in $view/log are wrong (above)"
