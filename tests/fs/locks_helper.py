@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lock workers for tests/fs/locks_test.sh, one process per call.
 
-  count  KIND LOCKFILE COUNTER N   N increments of the local COUNTER file, each under an
+  count  KIND LOCKFILE COUNTER N   N increments of the COUNTER file, each under an
                                    exclusive lock of KIND (flock|fcntl) on LOCKFILE
   hold   KIND LOCKFILE READY       takes an exclusive lock, touches READY, sleeps forever
   getlk  LOCKFILE                  prints the F_GETLK answer for a whole-file write lock:
