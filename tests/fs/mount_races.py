@@ -10,6 +10,13 @@ so that the racers on all mounts start together.
   mount_races.py append WHO PATH COUNT WORK
       COUNT records of 64 bytes ("WHO NNNNNN www...\\n"), each one write(2) to PATH opened
       O_APPEND.
+  mount_races.py churn WHO DIR SECONDS WORK
+      for SECONDS, creates, renames and unlinks names "WHO-NNNNNN" in DIR (a few at a
+      time), leaving the names that were there before alone.
+  mount_races.py list WHO DIR SECONDS WORK
+      for SECONDS, lists DIR over and over. The names in DIR when it starts ("stable",
+      untouched by the churners) must be in every listing exactly once, and no name may
+      be listed twice.
   mount_races.py check-excl WORK COUNT WHO...
       every name won by exactly one racer, lost (EEXIST) by all the others, no other error.
   mount_races.py check-winners WORK DIR WHO...
@@ -67,6 +74,48 @@ def append(who, path, count, work):
             sys.exit(f"{who}: short write of record {i}")
     os.close(fd)
     return 0
+
+
+def churn(who, d, seconds, work):
+    wait_for_go("churn", who, work)
+    deadline = time.time() + seconds
+    made, i = [], 0
+    while time.time() < deadline:
+        name = os.path.join(d, f"{who}-{i:06d}")
+        i += 1
+        open(name, "w").close()
+        if i % 3 == 0:
+            os.rename(name, name + "-renamed")
+            name += "-renamed"
+        made.append(name)
+        if len(made) > 20:  # keep about 20 of ours present, dropping the oldest
+            os.unlink(made.pop(0))
+    for name in made:
+        os.unlink(name)
+    print(f"{who}: {i} names created and removed")
+    return 0
+
+
+def listing(who, d, seconds, work):
+    stable = set(os.listdir(d))
+    wait_for_go("churn", who, work)
+    deadline = time.time() + seconds
+    listings, problems = 0, []
+    while time.time() < deadline and len(problems) < 10:
+        names = os.listdir(d)
+        listings += 1
+        counted = {}
+        for n in names:
+            counted[n] = counted.get(n, 0) + 1
+        twice = sorted(n for n, c in counted.items() if c > 1)
+        missing = sorted(stable - counted.keys())
+        if twice or missing:
+            problems.append(f"listing {listings}: {len(missing)} stable names missing "
+                            f"{missing[:5]}, {len(twice)} names listed twice {twice[:5]}")
+    print(f"{who}: {listings} listings of {len(stable)} stable names and the churn")
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
 
 
 def results(work, racers):
@@ -147,6 +196,10 @@ def main(argv):
         return excl(args[0], args[1], int(args[2]), args[3])
     if cmd == "append":
         return append(args[0], args[1], int(args[2]), args[3])
+    if cmd == "churn":
+        return churn(args[0], args[1], float(args[2]), args[3])
+    if cmd == "list":
+        return listing(args[0], args[1], float(args[2]), args[3])
     if cmd == "check-excl":
         return check_excl(args[0], int(args[1]), args[2:])
     if cmd == "check-winners":

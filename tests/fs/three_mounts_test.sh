@@ -10,7 +10,10 @@
 #   3. O_CREAT|O_EXCL from the three at once on the same 1,000 names: each won exactly
 #      once, every loser gets EEXIST, a fresh mount reads each winner's bytes;
 #   4. O_APPEND records from the three at once into one file: none lost, none torn, each
-#      mount's in its order.
+#      mount's in its order;
+#   5. B lists a directory of 1,500 names over and over while A and C create, rename and
+#      unlink other names in it: every one of the 1,500 in every listing, once, and no
+#      name listed twice.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/netns_lib.sh"
 races="$(dirname "$0")/mount_races.py"
@@ -91,6 +94,22 @@ for who in A B C; do
     fail "the records read on $who are wrong (above)"
 done
 echo "ok: $((3 * per)) records from the three mounts, none lost or torn, each mount's in order"
+
+step "5. B lists a directory of 1,500 names while A and C create, rename and unlink in it"
+mkdir "$mnt/churn"
+(cd "$mnt/churn" && seq -f "stable-name-long-enough-to-fill-pages-%04g" 0 1499 | xargs touch)
+sync -f "$mnt/churn"
+racers=()
+for who in A C; do
+  python3 "$races" churn "$who" "${where[$who]}/churn" 6 "$work" &
+  racers+=($!)
+done
+python3 "$races" list B "${where[B]}/churn" 6 "$work" &
+lister=$!
+release_racers churn 3
+for p in "${racers[@]}"; do wait "$p" || fail "a churn on A or C failed"; done
+wait "$lister" || fail "B's listings missed or repeated names (above)"
+echo "ok: every listing on B held the 1,500 names once while A and C changed the directory"
 
 step "a fresh mount reads every O_EXCL winner's bytes and the records"
 for who in C B A; do stop_mount "${where[$who]}" "${pid[$who]}"; pid[$who]=""; done
