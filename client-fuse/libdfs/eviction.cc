@@ -66,6 +66,7 @@ void FileClient::on_evicted(const Error& why) {
   bool was_exclusive = exclusive_;
   exclusive_ = false;
   grant_waiting_ = false;
+  lease_lapsed_ = false;  // the new session's reply decides
   if (was_exclusive && kernel_invalidator_ && !stopping_) {
     spawn_checked(executor(), kernel_invalidator_());
   }

@@ -57,7 +57,7 @@ void FileClient::forget_exact_knowledge() {
 }
 
 void FileClient::take_grant_when_quiet() {
-  if (!grant_waiting_ || exclusive_ || giving_up_ || stopping_) return;
+  if (!grant_waiting_ || exclusive_ || giving_up_ || stopping_ || lease_lapsed_) return;
   for (const auto& [ino, st] : states_) {
     if (st->handles > 0 || st->has_unrecorded_writes()) return;  // asked again at its release
   }
@@ -122,6 +122,53 @@ awaitable<void> FileClient::give_up_exclusive(uint64_t seq, std::string reason) 
                  std::chrono::duration_cast<Duration>(Clock::now() - started).count());
   }
   take_grant_when_quiet();  // granted again meanwhile (the other mount left)
+}
+
+awaitable<void> FileClient::lease_watch_loop() {
+  constexpr Duration kTick(200);
+  // After this process was paused (SIGSTOP, a stalled host), its renewal goes out now
+  // too: its answer (a longer lease, or the news of an eviction, which drops the right
+  // its own way without pushing anything) is given this long before the lease counts
+  // as lapsed. Acting at once would have the kernel write back dirty pages through a
+  // session the MDS may have evicted meanwhile.
+  constexpr Duration kAfterPause(1000);
+  lease_timer_ = std::make_shared<asio::steady_timer>(executor());
+  auto timer = lease_timer_;
+  auto last_tick = Clock::now();
+  auto patient_until = last_tick;
+  while (!stopping_) {
+    timer->expires_after(kTick);
+    co_await timer->async_wait(use_awaitable_tuple);
+    const auto now = Clock::now();
+    if (now - last_tick > kTick + kAfterPause) patient_until = now + kAfterPause;
+    last_tick = now;
+    if (stopping_ || !exclusive_ || giving_up_ || now < mds_.lease_expires() ||
+        now < patient_until) {
+      continue;
+    }
+    lease_lapsed_ = true;
+    exclusive_ = false;  // nothing more is answered, deferred or buffered here alone
+    forget_exact_knowledge();
+    for (auto& [ino, st] : states_) st->readahead.clear();
+    spdlog::warn("the MDS has not answered a renewal for most of the session timeout: this "
+                 "mount stops caching and deferring until it does (what it deferred stays "
+                 "queued)");
+    if (kernel_invalidator_) spawn_checked(executor(), kernel_invalidator_());
+  }
+}
+
+void FileClient::on_renewed(const proto::RenewReply& reply) {
+  if (!lease_lapsed_) return;
+  lease_lapsed_ = false;
+  // Anything newer than what this mount applied (a recall under way, a grant) comes as
+  // a pushed notice, which is resent until answered.
+  if (!reply.exclusive() || reply.cache_seq() != cache_seq_) {
+    spdlog::info("the MDS answers again; exclusive caching stays given up (the MDS moved on)");
+    return;
+  }
+  grant_waiting_ = true;
+  grant_reason_ = "the lease renewed, the right unchanged";
+  take_grant_when_quiet();
 }
 
 }  // namespace dfs::client

@@ -58,6 +58,7 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
     on_cache_rights(reply.exclusive(), reply.cache_seq(), "session reply", true);
   });
   mds_.set_cache_claim([this] { return exclusive_; });
+  mds_.on_renewed([this](const proto::RenewReply& reply) { on_renewed(reply); });
   mds_.set_deferred_source([this] { return take_deferred(); });
 }
 
@@ -74,7 +75,10 @@ Result<std::unique_ptr<FileClient>> FileClient::connect(FileClientOptions option
   if (!session) return unexpected(std::move(session).error());
   spdlog::info("mds session open: fs '{}', root inode {}, inline threshold {} bytes",
                session->fs_name(), session->root().ino(), session->inline_threshold());
-  asio::post(c->executor(), [c] { spawn_checked(c->executor(), c->flusher_loop()); });
+  asio::post(c->executor(), [c] {
+    spawn_checked(c->executor(), c->flusher_loop());
+    spawn_checked(c->executor(), c->lease_watch_loop());
+  });
   return client;
 }
 
@@ -83,6 +87,7 @@ FileClient::~FileClient() {
   run([](FileClient* self) -> awaitable<void> {
     self->stopping_ = true;
     if (self->flusher_timer_) self->flusher_timer_->cancel();
+    if (self->lease_timer_) self->lease_timer_->cancel();
     if (self->deferred_timer_) self->deferred_timer_->cancel();
     self->listing_arrived_.cancel();
     co_return;

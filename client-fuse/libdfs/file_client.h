@@ -362,6 +362,15 @@ class FileClient {
   // eviction): what was known exactly, the names of directories it created, and the
   // listings fetched ahead are no longer trusted.
   void forget_exact_knowledge();
+  // The lease (MdsSession::lease_expires): a mount that has not heard from the MDS for
+  // most of the session timeout (cut off, or the MDS away) stops every fast path and
+  // drops what its kernel caches, before the MDS could evict it and let another mount
+  // change what it caches. What it deferred stays queued. An answered renewal that says
+  // nothing happened to the right since (no recall, no newer grant) takes it up again.
+  awaitable<void> lease_watch_loop();
+  void on_renewed(const proto::RenewReply& reply);
+  bool lease_lapsed_ = false;
+  std::shared_ptr<asio::steady_timer> lease_timer_;
   bool exclusive_ = false;
   bool grant_waiting_ = false;
   std::string grant_reason_;

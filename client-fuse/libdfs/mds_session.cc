@@ -46,6 +46,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   request.set_wants_cache(wants_cache_);
   request.set_holds_exclusive(cache_claim_ && cache_claim_());
   auto left = std::max(left_until(attempt), Duration(1));
+  const auto sent = Clock::now();
   DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left));
   auto reply = DFS_CO_TRY(rpc::parse_body<proto::SessionReply>(frame.body));
   bool restarted = session_conn_ && reply.mds_instance() != session_.mds_instance();
@@ -54,6 +55,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
                  restarted ? ", a new instance" : "");
   }
   session_ = std::move(reply);
+  extend_lease(sent, session_.session_timeout_ms());
   session_conn_ = conn;
   session_addr_ = addr;
   if (on_session_reply_) on_session_reply_(session_);
@@ -93,12 +95,28 @@ awaitable<void> MdsSession::renew_loop(std::weak_ptr<bool> alive) {
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
             .count()));
     // A refusal as fenced reaches the owner through report_fenced().
+    const auto sent = Clock::now();
     auto reply = co_await call_with_retries(rpc::kMdsRenew, request.SerializeAsString(), interval);
     if (!alive.lock()) co_return;
-    if (!reply && reply.error().code() != ErrorCode::kFenced) {
-      spdlog::debug("session renewal failed: {}", reply.error().to_string());
+    if (!reply) {
+      if (reply.error().code() != ErrorCode::kFenced) {
+        spdlog::debug("session renewal failed: {}", reply.error().to_string());
+      }
+      continue;
     }
+    auto renewed = rpc::parse_body<proto::RenewReply>(reply->body);
+    if (!renewed) continue;
+    extend_lease(sent, renewed->lease_ms());
+    if (on_renewed_) on_renewed_(*renewed);
   }
+}
+
+void MdsSession::extend_lease(Clock::time_point sent, uint64_t lease_ms) {
+  if (lease_ms == 0) {
+    lease_expires_ = Clock::time_point::max();
+    return;
+  }
+  lease_expires_ = std::max(lease_expires_, sent + std::chrono::milliseconds(lease_ms * 3 / 4));
 }
 
 awaitable<void> MdsSession::close(Duration timeout) {

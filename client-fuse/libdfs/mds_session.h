@@ -151,6 +151,19 @@ class MdsSession {
   // made under the fenced session and must not go out under the next one).
   void drop_unsent(const Error& error);
 
+  // The session's lease as this client counts it: three quarters of the MDS's session
+  // timeout from the sending of the last session open or renewal that the MDS answered.
+  // The MDS evicts a session for silence only once the whole timeout has passed since a
+  // renewal arrived, which is after it was sent: while the lease lasts, this session has
+  // not been evicted for silence, and a right the MDS granted it is still its own. The
+  // quarter left over covers clocks that run at slightly different rates. max() when the
+  // MDS sets no session timeout.
+  Clock::time_point lease_expires() const { return lease_expires_; }
+  // Called (on the I/O thread) with every answered renewal.
+  void on_renewed(std::function<void(const proto::RenewReply&)> hook) {
+    on_renewed_ = std::move(hook);
+  }
+
   // Number of calls that were resent after a failed attempt (for tests and logs).
   uint64_t resends() const { return resends_; }
 
@@ -200,6 +213,8 @@ class MdsSession {
   // answers, and its socket may not notice for minutes).
   void follow_rank_move();
   awaitable<void> renew_loop(std::weak_ptr<bool> alive);
+  // The MDS answered a session open or renewal sent at `sent`, giving `lease_ms`.
+  void extend_lease(Clock::time_point sent, uint64_t lease_ms);
   void report_fenced(const Error& error);
 
   ObjectClient& objects_;
@@ -213,6 +228,8 @@ class MdsSession {
   std::function<bool()> cache_claim_;
   std::function<void(const proto::SessionReply&)> on_session_reply_;
   bool renewing_ = false;
+  Clock::time_point lease_expires_{};
+  std::function<void(const proto::RenewReply&)> on_renewed_;
   std::function<std::vector<Deferred>()> deferred_source_;
   std::vector<Deferred> unsent_;
   // Batches carrying deferred changes that are sent and not yet answered. Every call

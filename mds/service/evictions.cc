@@ -50,6 +50,8 @@ awaitable<MdsService::Reply> MdsService::on_renew(proto::RenewRequest req, std::
   proto::RenewReply reply;
   reply.set_sent_at_ms(req.sent_at_ms());
   reply.set_lease_ms(static_cast<uint64_t>(options_.session_timeout.count()));
+  reply.set_exclusive(cache_.holder() == client && !cache_.recalling());
+  reply.set_cache_seq(cache_.seq());
   co_return rpc::make_reply(reply);
 }
 

@@ -55,6 +55,8 @@ class ExclusiveCache {
 
   const std::optional<std::string>& holder() const { return holder_; }
   bool recalling() const { return recall_.has_value(); }
+  // The newest grant's or recall's sequence number.
+  uint64_t seq() const { return seq_; }
 
  private:
   struct Recall {
