@@ -11,6 +11,7 @@
 
 #include "common/proto/mon.pb.h"
 #include "common/rpc/methods.h"
+#include "common/util/wall_clock.h"
 #include "mds/service/mds_service.h"
 
 namespace dfs::mds {
@@ -20,11 +21,6 @@ constexpr Duration kLeaseCheckInterval{1000};
 constexpr Duration kFenceRetryWait{1000};
 constexpr Duration kStallForgiven{2000};
 
-uint64_t wall_clock_ms() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
 
 }  // namespace
 
@@ -129,13 +125,11 @@ awaitable<Result<uint64_t>> MdsService::evict(std::string client, std::string re
   // The session may have been evicted meanwhile by another path; end what is left.
   session = sessions_.find(client);
   if (session) {
-    if (auto conn = session->connection.lock(); conn && conn->is_open()) {
-      proto::EvictedNotice notice;
-      notice.set_client(client);
-      notice.set_reason(reason);
-      notice.set_epoch(epoch);
-      conn->send(rpc::kMdsEvicted, notice.SerializeAsString());
-    }
+    proto::EvictedNotice notice;
+    notice.set_client(client);
+    notice.set_reason(reason);
+    notice.set_epoch(epoch);
+    push_to_session(client, rpc::kMdsEvicted, notice.SerializeAsString());
     sessions_ended(sessions_.end(client));  // a killed holder's locks go
   }
   spdlog::warn("{}: evicted {}: fenced at map epoch {}; its requests are refused from now on",
@@ -158,6 +152,15 @@ awaitable<MdsService::Reply> MdsService::on_session_close(std::string client) {
     sessions_ended(sessions_.end(client));
   }
   co_return rpc::make_reply(proto::SessionCloseReply{});
+}
+
+bool MdsService::push_to_session(const std::string& client, uint32_t method,
+                                 const std::string& body) {
+  auto* session = sessions_.find(client);
+  auto conn = session ? session->connection.lock() : nullptr;
+  if (!conn || !conn->is_open()) return false;
+  conn->send(method, body);
+  return true;
 }
 
 awaitable<MdsService::Reply> MdsService::on_client_list() {

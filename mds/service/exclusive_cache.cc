@@ -4,17 +4,14 @@
 
 #include <chrono>
 
+#include "common/util/wall_clock.h"
+
 namespace dfs::mds {
 namespace {
 
 constexpr Duration kRecallResend{1000};
 
-uint64_t wall_clock_seq_base() {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::system_clock::now().time_since_epoch())
-                .count();
-  return static_cast<uint64_t>(ms) << 16;
-}
+uint64_t wall_clock_seq_base() { return wall_clock_ms() << 16; }
 
 }  // namespace
 

@@ -46,21 +46,17 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
       store_(std::move(store)),
       data_(std::move(data)),
       committer_(executor, blocking_, *store_, options_.fs, options_.now, options_.committer),
-      purge_wake_(executor),
-      housekeeping_wake_(executor),
       locks_(executor),
       cache_(
           executor, options_.session_timeout,
           [this](const std::string& client, const proto::CacheRightsNotice& notice) {
-            auto* session = sessions_.find(client);
-            auto conn = session ? session->connection.lock() : nullptr;
-            if (!conn || !conn->is_open()) return false;
-            conn->send(rpc::kMdsCacheRights, notice.SerializeAsString());
-            return true;
+            return push_to_session(client, rpc::kMdsCacheRights, notice.SerializeAsString());
           },
           [this](const std::string& client, const std::string& reason) {
             spawn_checked(executor_, evict_in_background(client, reason));
           }),
+      purge_wake_(executor),
+      housekeeping_wake_(executor),
       started_at_(Clock::now()),
       instance_(random_instance()),
       replication_(std::move(replication)),

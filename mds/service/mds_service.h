@@ -151,6 +151,9 @@ class MdsService {
   // told and closed. Returns the map epoch of the fence (0 without monitors).
   awaitable<Result<uint64_t>> evict(std::string client, std::string reason);
   awaitable<void> evict_in_background(std::string client, std::string reason);
+  // Sends a one-way message (a pushed notice) on the connection of `client`'s session;
+  // false when it has no session or no open connection.
+  bool push_to_session(const std::string& client, uint32_t method, const std::string& body);
 
   // kMdsSessionClose: the client leaves; its opens, locks and caching right go now.
   awaitable<Reply> on_session_close(std::string client);
