@@ -21,7 +21,6 @@ constexpr Duration kLeaseCheckInterval{1000};
 constexpr Duration kFenceRetryWait{1000};
 constexpr Duration kStallForgiven{2000};
 
-
 }  // namespace
 
 Status MdsService::check_not_fenced(const std::string& client) const {
