@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -180,6 +181,19 @@ int serve(const MountOptions& o, Reporter& reporter) {
     t.entry = mount::kernel_cache_seconds(o.entry_timeout, alone);
     t.attr = mount::kernel_cache_seconds(o.attr_timeout, alone);
     t.negative = mount::kernel_cache_seconds(o.negative_timeout, alone);
+  }
+  // What the kernel was told while this mount held exclusive caching must expire before
+  // the MDS could evict this mount, paused or cut off, and let another one change it: the
+  // kernel answers from its cache without asking this process. A reply goes out under a
+  // lease renewed every quarter of the session timeout, and the MDS evicts a silent
+  // session a whole timeout after its last renewal: half the timeout is safely before.
+  if (double horizon = (*client)->session().session_timeout_ms() / 2000.0; horizon > 0) {
+    for (double* t : {&vo.alone.entry, &vo.alone.attr, &vo.alone.negative}) {
+      *t = std::min(*t, horizon);
+    }
+    spdlog::info("the kernel caches names {} s, attributes {} s, missing names {} s while "
+                 "this mount caches alone (at most half the MDS's session timeout)",
+                 vo.alone.entry, vo.alone.attr, vo.alone.negative);
   }
   vo.writeback_cache = o.writeback_cache;
   // The Vfs maps the kernel's root to the mounted directory.

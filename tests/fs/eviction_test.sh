@@ -7,6 +7,11 @@
 #   - mount B mounts meanwhile: its session open recalls A's right, which A cannot
 #     answer; within the session timeout plus 5 s the MDS evicts A, the map fences its
 #     session, `dfs status` and the MDS log say so, and B's mount goes on;
+#   - while A is still stopped, B rewrites a file A looked at just before the stop and
+#     creates a name A looked up in vain: A's kernel, which answers from its cache
+#     without asking the stopped client, shows neither the old size nor "no such
+#     file" (what it was told while caching alone expires within half the session
+#     timeout, before the MDS can evict A);
 #   - after SIGCONT, A's write fails (fsync reports EIO) and nothing it wrote reaches
 #     the file: B, remounted cold, reads the old bytes from the OSDs;
 #   - A goes on as a new session: a file it writes then reads whole on B.
@@ -18,7 +23,8 @@ start_cluster --session-timeout "$timeout_ms"
 mnt2="$work/mnt2"
 mkdir -p "$mnt2"
 # The test's own status goes to cleanup: the commands before it would replace $?.
-trap 'rc=$?; umount -l "$mnt2" 2>/dev/null || true; pkill -CONT -f "mount.dfs .* $mnt( |\$)" || true; cleanup $rc' EXIT
+writer=""
+trap 'rc=$?; [ -n "$writer" ] && kill "$writer" 2>/dev/null; umount -l "$mnt2" 2>/dev/null || true; pkill -CONT -f "mount.dfs .* $mnt( |\$)" || true; cleanup $rc' EXIT
 # granted_count: how often mount A was granted exclusive caching so far.
 granted_count() { grep -c "exclusive caching granted" "$cluster/log/client.log" 2>/dev/null || true; }
 
@@ -61,6 +67,9 @@ for _ in $(seq 100); do [ -e "$work/written" ] && break; sleep 0.1; done
 [ -e "$work/written" ] || fail "the writer never wrote"
 client_a="$(pgrep -f "mount.dfs .* $mnt( |\$)" | head -1)"
 [ -n "$client_a" ] || fail "no client process for $mnt"
+echo "seen by A before the stop" >"$mnt/seen"
+old_size=$(stat -c %s "$mnt/seen")
+[ -e "$mnt/fresh" ] && fail "'fresh' exists before anyone made it"
 kill -STOP "$client_a"
 stopped_at=$(date +%s)
 
@@ -75,10 +84,27 @@ grep -q "evicted client" "$cluster"/log/mds.*.log || fail "A was not evicted"
 grep -h "evicted client" "$cluster"/log/mds.*.log | head -2
 dfs_cli status | grep -i "evicted" || fail "dfs status does not show the eviction"
 
+step "B changes what A's kernel saw; A's kernel shows none of the old"
+echo "rewritten by B after A was evicted, longer" >"$mnt2/seen"
+touch "$mnt2/fresh"
+# A request the kernel passed to the stopped client waits, even through SIGKILL, until
+# the client answers: the probes run in the background and are read after 2 s.
+{ stat -c %s "$mnt/seen" 2>&1 || true; } >"$work/probe-size" &
+probe_size=$!
+{ stat -c %n "$mnt/fresh" >/dev/null 2>&1 && echo found || echo "no such file"; } >"$work/probe-fresh" &
+probe_fresh=$!
+sleep 2
+size_seen="$(cat "$work/probe-size")" fresh_seen="$(cat "$work/probe-fresh")"
+echo "A's kernel 2 s later: size of seen '${size_seen:-<waiting>}' (was $old_size)," \
+  "fresh '${fresh_seen:-<waiting>}'"
+[ "$size_seen" != "$old_size" ] || fail "A's kernel still shows the size it cached before the stop"
+[ "$fresh_seen" != "no such file" ] || fail "A's kernel still says 'fresh' does not exist"
+
 step "after SIGCONT, A's write fails and changes nothing"
 kill -CONT "$client_a"
 touch "$work/go"
 wait "$writer" || true
+wait "$probe_size" "$probe_fresh" || true
 result="$(cat "$work/result" 2>/dev/null || echo none)"
 echo "writer: $result"
 case "$result" in
