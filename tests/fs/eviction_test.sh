@@ -24,7 +24,7 @@ mnt2="$work/mnt2"
 mkdir -p "$mnt2"
 # The test's own status goes to cleanup: the commands before it would replace $?.
 writer=""
-trap 'rc=$?; [ -n "$writer" ] && kill "$writer" 2>/dev/null; umount -l "$mnt2" 2>/dev/null || true; pkill -CONT -f "mount.dfs .* $mnt( |\$)" || true; cleanup $rc' EXIT
+trap 'rc=$?; [ -z "$writer" ] || kill "$writer" 2>/dev/null || true; umount -l "$mnt2" 2>/dev/null || true; pkill -CONT -f "mount.dfs .* $mnt( |\$)" || true; cleanup $rc' EXIT
 # granted_count: how often mount A was granted exclusive caching so far.
 granted_count() { grep -c "exclusive caching granted" "$cluster/log/client.log" 2>/dev/null || true; }
 

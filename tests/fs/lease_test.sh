@@ -29,7 +29,7 @@ mnt_b="$work/mnt-b"
 pid_a="" pid_b="" cut_host=""
 finish() {
   local rc=$?
-  [ -n "$cut_host" ] && dev heal "$cut_host" >/dev/null 2>&1
+  [ -z "$cut_host" ] || dev heal "$cut_host" >/dev/null 2>&1 || true
   stop_mount "$mnt_b" "$pid_b"
   stop_mount "$mnt_a" "$pid_a"
   cleanup $rc

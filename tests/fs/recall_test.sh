@@ -20,7 +20,7 @@ gen_tree "$work/src" "$scale"
 mnt2="$work/mnt2"
 client_b=""
 rsyncs=""
-trap 'rc=$?; touch "$work/stop"; [ -n "$rsyncs" ] && wait "$rsyncs"; stop_mount "$mnt2" "$client_b"; cleanup $rc' EXIT
+trap 'rc=$?; touch "$work/stop"; [ -z "$rsyncs" ] || wait "$rsyncs" || true; stop_mount "$mnt2" "$client_b"; cleanup $rc' EXIT
 grants() { grep -c "exclusive caching granted" "$cluster/log/client.log" || true; }
 
 step "A rsyncs round after round; B mounts $tries times in the middle and stats t once"
