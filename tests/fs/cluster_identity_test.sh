@@ -63,12 +63,16 @@ expect_refused() {
 }
 
 # expect_logged NAME LOG...: one of the LOGs holds the refusing side's line about NAME
-# (an extended regular expression).
+# (an extended regular expression), within 5 s. grep reads the files itself: `cat | grep
+# -q` fails under pipefail when grep stops at a match while cat is still writing.
 expect_logged() {
-  local name="$1"
+  local name="$1" i
   shift
-  cat "$@" | grep -Eq "refused $name at [0-9.]+:[0-9]+: $refusal" ||
-    fail "no line refusing $name in $*"
+  for i in $(seq 50); do
+    grep -Eqh "refused $name at [0-9.]+:[0-9]+: $refusal" "$@" && return 0
+    sleep 0.1
+  done
+  fail "no line refusing $name in $*"
 }
 mon_logs=("$cluster"/log/mon.*.log)
 # An MDS reaches the monitors first through its data client, client.mds.NAME.<nonce>.
