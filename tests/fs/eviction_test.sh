@@ -87,24 +87,19 @@ dfs_cli status | grep -i "evicted" || fail "dfs status does not show the evictio
 step "B changes what A's kernel saw; A's kernel shows none of the old"
 echo "rewritten by B after A was evicted, longer" >"$mnt2/seen"
 touch "$mnt2/fresh"
-# A request the kernel passed to the stopped client waits, even through SIGKILL, until
-# the client answers: the probes run in the background and are read after 2 s.
-{ stat -c %s "$mnt/seen" 2>&1 || true; } >"$work/probe-size" &
-probe_size=$!
-{ stat -c %n "$mnt/fresh" >/dev/null 2>&1 && echo found || echo "no such file"; } >"$work/probe-fresh" &
-probe_fresh=$!
+probe size stat -c %s "$mnt/seen"
+probe fresh stat -c %n "$mnt/fresh"
 sleep 2
-size_seen="$(cat "$work/probe-size")" fresh_seen="$(cat "$work/probe-fresh")"
-echo "A's kernel 2 s later: size of seen '${size_seen:-<waiting>}' (was $old_size)," \
-  "fresh '${fresh_seen:-<waiting>}'"
+size_seen="$(probed size)" fresh_seen="$(probed fresh)"
+echo "A's kernel 2 s later: size of seen '$size_seen' (was $old_size), fresh '$fresh_seen'"
 [ "$size_seen" != "$old_size" ] || fail "A's kernel still shows the size it cached before the stop"
-[ "$fresh_seen" != "no such file" ] || fail "A's kernel still says 'fresh' does not exist"
+[ "$fresh_seen" != "<failed>" ] || fail "A's kernel still says 'fresh' does not exist"
 
 step "after SIGCONT, A's write fails and changes nothing"
 kill -CONT "$client_a"
 touch "$work/go"
 wait "$writer" || true
-wait "$probe_size" "$probe_fresh" || true
+for p in "${probes[@]}"; do wait "$p" || true; done
 result="$(cat "$work/result" 2>/dev/null || echo none)"
 echo "writer: $result"
 case "$result" in

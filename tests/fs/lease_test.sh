@@ -21,9 +21,6 @@ source "$(dirname "$0")/netns_lib.sh"
 
 timeout_ms=5000
 start_three_hosts --session-timeout "$timeout_ms"
-line="$(fstab_line)"
-read -r source _ _ options _ <<<"$line"
-net_prefix="$(sed -n 's/^net_prefix=//p' "$cluster/netns.conf")"
 mnt_a="$work/mnt-a"
 mnt_b="$work/mnt-b"
 pid_a="" pid_b="" cut_host=""
@@ -35,38 +32,13 @@ finish() {
   cleanup $rc
 }
 trap finish EXIT
-# mount_at DIR LOG [NETNS]: the fstab line's source and options at DIR, logging to LOG,
-# the client in network namespace NETNS if given.
-mount_at() {
-  local enter=()
-  [ -n "${3:-}" ] && enter=(nsenter "--net=/run/netns/$3")
-  mkdir -p "$1"
-  "${enter[@]}" "$build/client-fuse/mount.dfs" "$source" "$1" \
-    -o "${options//log_file=$cluster\/log\/client.log/log_file=$2}" || fail "mounting $1 failed"
-  mountpoint -q "$1" || fail "nothing mounted at $1"
-}
-# probe_a NAME CMD...: runs CMD against A's mount in the background; its output, or
-# "<failed>", goes to $work/probe.NAME when it ends. A request the client has taken
-# from the kernel is waited out even by SIGKILL; the client answers it once it gives
-# up (op_timeout) or can reach the cluster again.
-probes=()
-probe_a() {
-  local name="$1"
-  shift
-  { "$@" 2>/dev/null || echo "<failed>"; } >"$work/probe.$name.tmp" &&
-    mv "$work/probe.$name.tmp" "$work/probe.$name" &
-  probes+=($!)
-}
-# probed NAME: what the probe answered, or "<waited>" while it waits.
-probed() { if [ -e "$work/probe.$1" ]; then cat "$work/probe.$1"; else echo "<waited>"; fi; }
-
 wait_health OK 60 || fail "the cluster did not become healthy"
 busy="$(dev host mds-leader) $(dev host mon-leader)"
 for h in dfs1 dfs2 dfs3; do [[ " $busy " == *" $h "* ]] || cut_host_name="$h"; done
 [ -n "${cut_host_name:-}" ] || fail "no host free of the active MDS and the leading monitor"
 
 step "A, on host $cut_host_name, writes, reads and looks up alone"
-mount_at "$mnt_a" "$cluster/log/client-a.log" "$net_prefix-$cut_host_name"
+mount_from_host "$mnt_a" "$cluster/log/client-a.log" "$cut_host_name"
 pid_a="$(client_pid "$mnt_a")"
 old="old bytes of f, written on A"
 echo "$old" >"$mnt_a/f"
@@ -80,7 +52,7 @@ step "$cut_host_name is cut off; B mounts (A is evicted) and changes the file"
 cut_host="$cut_host_name"
 dev cut "$cut_host" >/dev/null || fail "dfs-dev cut $cut_host failed"
 cut_at=$(date +%s%N)
-mount_at "$mnt_b" "$cluster/log/client-b.log"
+mount_from_host "$mnt_b" "$cluster/log/client-b.log"
 pid_b="$(client_pid "$mnt_b")"
 echo "B mounted $((($(date +%s%N) - cut_at) / 1000000)) ms after the cut"
 new="new bytes of f, written on B after A was evicted, longer than the old"
@@ -91,9 +63,9 @@ grep -h "evict" "$cluster"/log/mds.*.log | tail -2
 step "A, still cut off, answers none of it from its caches"
 grep -q "stops caching and deferring" "$cluster/log/client-a.log" ||
   fail "A's log does not say its lease lapsed"
-probe_a bytes cat "$mnt_a/f"
-probe_a size stat -c %s "$mnt_a/f"
-probe_a later stat -c %n "$mnt_a/later"
+probe bytes cat "$mnt_a/f"
+probe size stat -c %s "$mnt_a/f"
+probe later stat -c %n "$mnt_a/later"
 sleep 8
 bytes="$(probed bytes)" size="$(probed size)" later="$(probed later)"
 echo "8 s later, A's read: '$bytes'; its size: $size; 'later': $later"

@@ -97,6 +97,27 @@ release_racers() {
   touch "$work/$1-go"
 }
 
+# probe NAME CMD...: runs CMD in the background; its output, or "<failed>" when it
+# fails, goes to $work/probe.NAME once it ends; its pid joins $probes. For looking at a
+# mount whose client may not answer: a request the client has taken from the kernel is
+# waited out even through SIGKILL, until the client answers or gives up.
+probes=()
+probe() {
+  local name="$1"
+  shift
+  { "$@" 2>/dev/null || echo "<failed>"; } >"$work/probe.$name.tmp" &&
+    mv "$work/probe.$name.tmp" "$work/probe.$name" &
+  probes+=($!)
+}
+# probed NAME: what the probe answered, or "<waited>" while it waits.
+probed() { if [ -e "$work/probe.$1" ]; then cat "$work/probe.$1"; else echo "<waited>"; fi; }
+
+# fill_names DIR COUNT: COUNT empty files in DIR with names long enough that one listing
+# takes the kernel many readdir calls.
+fill_names() {
+  (cd "$1" && seq -f "stable-name-long-enough-to-fill-pages-%04g" 0 $(($2 - 1)) | xargs touch)
+}
+
 # dfs_cli ARGS...: the dfs command line against the test's cluster.
 dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 10 "$@"; }
 

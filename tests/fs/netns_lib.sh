@@ -29,6 +29,28 @@ mount_fstab_line() {
   "$build/client-fuse/mount.dfs" "$source" "$dir" -o "$options"
 }
 
+# mount_from_host DIR LOG [HOST]: mounts DIR with the fstab line's source and options,
+# logging to LOG, its client in network namespace of HOST (dfs1..) if given: only the
+# network, the mount itself is in this host's mount table, as mount(8) on that host would
+# make it. Checks that the client runs there.
+mount_from_host() {
+  local dir="$1" log="$2" host="${3:-}" source options enter=() ns="" pid
+  read -r source _ _ options _ <<<"$(fstab_line)"
+  options="${options//log_file=$cluster\/log\/client.log/log_file=$log}"
+  if [ -n "$host" ]; then
+    ns="$(sed -n 's/^net_prefix=//p' "$cluster/netns.conf")-$host"
+    enter=(nsenter "--net=/run/netns/$ns")
+  fi
+  mkdir -p "$dir"
+  "${enter[@]}" "$build/client-fuse/mount.dfs" "$source" "$dir" -o "$options" ||
+    fail "mounting $dir failed"
+  mountpoint -q "$dir" || fail "nothing mounted at $dir"
+  if [ -n "$ns" ]; then
+    pid="$(client_pid "$dir")"
+    [ "$(ip netns identify "$pid")" = "$ns" ] || fail "the client of $dir does not run in $host's network"
+  fi
+}
+
 # wait_health WANT SECONDS: until `dfs status --format json` says health WANT.
 wait_health() {
   local want="$1" i

@@ -19,26 +19,13 @@ source "$(dirname "$0")/netns_lib.sh"
 races="$(dirname "$0")/mount_races.py"
 
 start_three_hosts
-line="$(fstab_line)"
-read -r source _ _ options _ <<<"$line"
-options="${options//log_file=$cluster\/log\/client.log/log_file=LOG}"
-net_prefix="$(sed -n 's/^net_prefix=//p' "$cluster/netns.conf")"
 declare -A where=([A]="$mnt" [B]="$work/mnt-b" [C]="$work/mnt-c")
 declare -A pid=()
-# mount_as WHO [NETNS]: mounts WHO's directory with the fstab line's source and options,
-# its client in network namespace NETNS if given (only the network: the mount itself is
-# in this host's mount table, as mount(8) on that host would make it).
+# mount_as WHO [HOST]: mounts WHO's directory with the fstab line, its client in HOST's
+# network if given.
 mount_as() {
-  local dir="${where[$1]}" enter=()
-  [ -n "${2:-}" ] && enter=(nsenter "--net=/run/netns/$2")
-  mkdir -p "$dir"
-  "${enter[@]}" "$build/client-fuse/mount.dfs" "$source" "$dir" \
-    -o "${options//LOG/$cluster/log/client-$1.log}" || fail "mounting $1 at $dir failed"
-  mountpoint -q "$dir" || fail "nothing mounted at $dir"
-  pid[$1]="$(client_pid "$dir")"
-  if [ -n "${2:-}" ]; then
-    [ "$(ip netns identify "${pid[$1]}")" = "$2" ] || fail "$1's client does not run in $2's network"
-  fi
+  mount_from_host "${where[$1]}" "$cluster/log/client-$1.log" "${2:-}"
+  pid[$1]="$(client_pid "${where[$1]}")"
 }
 finish() {
   local rc=$?
@@ -51,7 +38,7 @@ mount_as A
 mkdir -p "$work/ref"
 for i in $(seq 100); do echo "file $i of the tree made alone" >"$work/ref/f$i"; done
 cp -r "$work/ref" "$mnt/tree"
-mount_as B "$net_prefix-dfs2"
+mount_as B dfs2
 mount_as C
 for who in B C; do
   diff -r "$work/ref" "${where[$who]}/tree" >/dev/null || fail "$who does not read A's tree whole"
@@ -97,7 +84,7 @@ echo "ok: $((3 * per)) records from the three mounts, none lost or torn, each mo
 
 step "5. B lists a directory of 1,500 names while A and C create, rename and unlink in it"
 mkdir "$mnt/churn"
-(cd "$mnt/churn" && seq -f "stable-name-long-enough-to-fill-pages-%04g" 0 1499 | xargs touch)
+fill_names "$mnt/churn" 1500
 sync -f "$mnt/churn"
 racers=()
 for who in A C; do

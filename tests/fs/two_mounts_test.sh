@@ -264,8 +264,7 @@ fi
 if run_check 7; then
   step "7. B lists a directory of 1,500 names while A creates, renames and unlinks in it"
   mkdir "$mnt/churn"
-  # Names long enough that one listing takes the kernel many readdir calls.
-  (cd "$mnt/churn" && seq -f "stable-name-long-enough-to-fill-pages-%04g" 0 1499 | xargs touch)
+  fill_names "$mnt/churn" 1500
   visible_on_b churn/stable-name-long-enough-to-fill-pages-1499
   python3 "$races" churn A "$mnt/churn" 8 "$work" &
   churner=$!
