@@ -43,7 +43,11 @@ awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client
   if (!holder_ && claims && now < grace_until_) {
     holder_ = client;
     spdlog::info("exclusive caching: {} re-asserted it after the takeover", client);
-    co_return Answer{true, next_seq()};
+    if (wanting_.size() == 1) co_return Answer{true, next_seq()};
+    // Other mounts opened their sessions first and work shared already: what the
+    // claimant deferred must reach the MDS now, not when one of them opens again.
+    start_recall("other mounts are active after the takeover", now);
+    co_return Answer{false, recall_->seq};
   }
   if (holder_) {
     if (!recall_) start_recall(client + " opened a session", now);

@@ -129,7 +129,14 @@ TEST_CASE("mds/exclusive_cache: after a takeover only a re-asserted claim counts
   auto now = Clock::now();
   f.cache.begin_grace(now, Duration(10000));
   CHECK_FALSE(f.open("new").exclusive);  // alone, but a previous holder may come back
-  CHECK(f.open("old", true).exclusive);  // the previous holder re-asserts
+  // The previous holder re-asserts while "new" works shared already: it holds the right
+  // only to give it up, pushing what it deferred (the answer carries the recall's seq).
+  auto claimed = f.open("old", true);
+  CHECK_FALSE(claimed.exclusive);
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].client == "old");
+  CHECK_FALSE(f.sent[0].exclusive);
+  CHECK(claimed.seq == f.sent[0].seq);
   // The newcomer asks again: it waits for the claimant to give up.
   std::optional<ExclusiveCache::Answer> again;
   f.start("new", false, &again);
@@ -138,6 +145,11 @@ TEST_CASE("mds/exclusive_cache: after a takeover only a re-asserted claim counts
   f.poll();
   REQUIRE(again.has_value());
   CHECK_FALSE(again->exclusive);
+
+  Fixture h;  // a claimant that is the only mount keeps the right
+  h.cache.begin_grace(Clock::now(), Duration(10000));
+  CHECK(h.open("old", true).exclusive);
+  CHECK(h.sent.empty());
 
   Fixture g;
   g.cache.begin_grace(Clock::now(), Duration(10000));
