@@ -25,7 +25,7 @@ constexpr Duration kDeferredDelay{20};
 
 std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino ino,
                                                       const SetAttrArgs& args) {
-  if (!exclusive_ || !creds.is_root() || (args.valid & ~kDeferrable) != 0) {
+  if (!alone(ino) || !creds.is_root() || (args.valid & ~kDeferrable) != 0) {
     return std::nullopt;
   }
   const Known* k = known(ino);

@@ -17,6 +17,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <type_traits>
+
 #include "client-fuse/libdfs/attr_predict.h"
 #include "client-fuse/libdfs/file_client.h"
 #include "client-fuse/libdfs/file_state.h"
@@ -114,7 +116,7 @@ awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(const Cr
                                                                         Req request) {
   Ino parent = request.parent();
   std::string name = request.name();  // a copy: the request moves into the queue
-  if (!defers_changes() || !mds_delegates_inos_) {
+  if (!defers_in(parent) || !mds_delegates_inos_) {
     co_return std::nullopt;
   }
   if (!known_dir(parent) || dirs_.contains(parent, name) != false) co_return std::nullopt;
@@ -125,8 +127,12 @@ awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(const Cr
     co_return std::nullopt;
   }
   // The wait for a range let other requests run: look again.
-  if (!known_dir(parent) || dirs_.contains(parent, name) != false) co_return std::nullopt;
+  if (!defers_in(parent) || !known_dir(parent) || dirs_.contains(parent, name) != false) {
+    co_return std::nullopt;
+  }
 
+  bool made_own = false;
+  if constexpr (std::is_same_v<Req, proto::MknodRequest>) made_own = request.own();
   proto::Timespec now = now_timespec();
   auto* header = request.mutable_header();
   creds.to_proto(header->mutable_creds());
@@ -149,7 +155,15 @@ awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(const Cr
   for (const auto& other : made.changed()) adopt_prediction(other);
   adopt_prediction(made.inode());
   dirs_.added(parent, name, *ino);
-  if (S_ISDIR(made.inode().mode())) dirs_.created(*ino);
+  if (S_ISDIR(made.inode().mode())) {
+    // The MDS records it as ours when the create reaches it (MknodRequest.own).
+    if constexpr (std::is_same_v<Req, proto::MknodRequest>) {
+      if (made_own) owned_.own(*ino);
+    }
+    dirs_.created(*ino);
+  } else {
+    owned_.file_created(*ino, parent);
+  }
   co_return made;
 }
 
@@ -158,7 +172,7 @@ std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, I
                                                            Ino new_parent,
                                                            const std::string& new_name,
                                                            uint32_t flags) {
-  if (!defers_changes()) return std::nullopt;
+  if (!defers_in(parent) || !defers_in(new_parent)) return std::nullopt;
   if ((flags & ~kRenameNoReplace) != 0 || (parent == new_parent && name == new_name)) {
     return std::nullopt;
   }
@@ -201,6 +215,7 @@ std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, I
   for (const auto& other : reply.changed()) adopt_prediction(other);
   dirs_.removed(parent, name);
   dirs_.added(new_parent, new_name, ino);
+  owned_.file_moved(ino, new_parent);
   return reply;
 }
 
@@ -210,7 +225,7 @@ namespace dfs::client {
 
 std::optional<proto::Inode> FileClient::defer_unlink(const Creds& creds, Ino parent,
                                                      const std::string& name, bool directory) {
-  if (!defers_changes()) return std::nullopt;
+  if (!defers_in(parent)) return std::nullopt;
   auto ino = dirs_.ino_of(parent, name);
   if (!known_dir(parent) || !ino) return std::nullopt;
   const Known* target = known(*ino);
@@ -245,7 +260,10 @@ std::optional<proto::Inode> FileClient::defer_unlink(const Creds& creds, Ino par
   for (const auto& other : reply.changed()) adopt_prediction(other);
   adopt_prediction(reply.inode());
   dirs_.removed(parent, name);
-  if (directory) dirs_.forget(removed);
+  if (directory) {
+    dirs_.forget(removed);
+    owned_.removed(removed);
+  }
   proto::Inode inode = reply.inode();
   overlay(inode);
   // A file that lost its last name and is only lingering here: let the MDS purge it now
@@ -255,7 +273,7 @@ std::optional<proto::Inode> FileClient::defer_unlink(const Creds& creds, Ino par
 }
 
 bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest& request) {
-  if (!defers_changes() || !creds.is_root()) {
+  if (!defers_in(request.ino()) || !creds.is_root()) {
     return false;
   }
   const std::string& name = request.name();

@@ -60,7 +60,7 @@ std::optional<proto::Inode> predict_push(Req& request, const Creds& writer,
 }  // namespace
 
 const FileClient::Known* FileClient::push_deferrable(const FileState& st) const {
-  if (!defers_changes()) return nullptr;
+  if (!defers_in(st.ino)) return nullptr;
   const Known* k = known(st.ino);
   return k && k->exact ? k : nullptr;
 }

@@ -33,6 +33,18 @@ class DirCache {
   void removed(uint64_t dir, const std::string& name);
   // Stops tracking `dir` (removed, forgotten by the kernel, or its state uncertain).
   void forget(uint64_t dir);
+  // Keeps tracking only the directories `keep` says yes to.
+  template <class Pred>
+  void retain_if(Pred keep) {
+    for (auto it = dirs_.begin(); it != dirs_.end();) {
+      if (keep(it->first)) {
+        ++it;
+      } else {
+        names_ -= it->second.size();
+        it = dirs_.erase(it);
+      }
+    }
+  }
   // Stops tracking every directory (the session that kept them exact was evicted).
   void clear() {
     dirs_.clear();

@@ -61,10 +61,12 @@ void FileClient::on_evicted(const Error& why) {
   // Reported by the next sync or fsync, as a failed writeback is.
   if (lost_changes > 0 && !deferred_error_) deferred_error_ = lost;
 
-  // Exclusive caching went with the session (others changed things since): the new
-  // session's reply says whether it comes back, and the kernel forgets what it cached.
-  bool was_exclusive = exclusive_;
+  // Exclusive caching and owned directories went with the session (others changed
+  // things since): the new session's reply says whether exclusive caching comes back,
+  // and the kernel forgets what it cached.
+  bool was_exclusive = exclusive_ || owned_.size() > 0;
   exclusive_ = false;
+  owned_.clear();
   grant_waiting_ = false;
   lease_lapsed_ = false;  // the new session's reply decides
   if (was_exclusive && kernel_invalidator_ && !stopping_) {

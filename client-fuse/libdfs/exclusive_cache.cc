@@ -1,8 +1,9 @@
-// FileClient: exclusive caching as a right the MDS grants and recalls
-// (docs/capabilities.md, "Exclusive caching"). Every fast path asks exclusive_; it is
-// set only by the MDS's grant (a session reply or a pushed notice) and cleared the
-// moment a recall arrives, before anything is pushed, so that nothing new is deferred
-// or buffered while the old is flushed.
+// FileClient: exclusive caching and owned directories as rights the MDS grants and
+// recalls (docs/capabilities.md, "Exclusive caching" and "Directory rights"). Every
+// fast path asks alone(ino); exclusive_ is set only by the MDS's grant (a session reply
+// or a pushed notice), owned directories only by their creation, and both are cleared
+// the moment a recall arrives, before anything is pushed, so that nothing new is
+// deferred or buffered under them while the old is flushed.
 #include <spdlog/spdlog.h>
 
 #include "client-fuse/libdfs/file_client.h"
@@ -18,7 +19,28 @@ void FileClient::on_mds_push(const rpc::Frame& frame) {
   }
   auto notice = rpc::parse_body<proto::CacheRightsNotice>(frame.body);
   if (!notice) return;
+  if (notice->dirs_size() > 0) {
+    on_dirs_recalled({notice->dirs().begin(), notice->dirs().end()}, notice->seq(),
+                     notice->reason());
+    return;
+  }
   on_cache_rights(notice->exclusive(), notice->seq(), notice->reason(), false);
+}
+
+void FileClient::on_dirs_recalled(const std::vector<Ino>& dirs, uint64_t seq,
+                                  const std::string& reason) {
+  // Applied whatever its seq: giving a directory up is always safe, and the MDS waits
+  // for the answer (a resent recall of directories given up already is answered too).
+  bool dropped = owned_.give_up(dirs);
+  if (dropped) {
+    for (Ino dir : dirs) dirs_.forget(dir);
+    ++setattr_calls_;  // listings fetched ahead are stale
+  }
+  if (giving_up_) {
+    acks_pending_.push_back(seq);
+    return;
+  }
+  spawn_checked(executor(), give_up_rights(seq, reason, false, dropped));
 }
 
 void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string& reason,
@@ -40,19 +62,28 @@ void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string
   grant_waiting_ = false;
   if (!exclusive_ && !giving_up_) {
     // Nothing to give up; a pushed recall of a right we never applied is still answered.
-    if (!from_session_reply) spawn_checked(executor(), give_up_exclusive(seq, reason));
+    if (!from_session_reply) spawn_checked(executor(), give_up_rights(seq, reason, false, false));
     return;
   }
   if (giving_up_) {
-    ack_pending_ = std::max(ack_pending_, seq);
+    // The running give-up pushes what this right covered too: it has been cleared
+    // before anything more could be deferred under it.
+    exclusive_ = false;
+    acks_pending_.push_back(seq);
     return;
   }
-  spawn_checked(executor(), give_up_exclusive(seq, reason));
+  exclusive_ = false;  // from here on nothing is deferred, buffered or answered locally
+  spawn_checked(executor(), give_up_rights(seq, reason, true, true));
 }
 
 void FileClient::forget_exact_knowledge() {
-  known_.clear();
-  dirs_.clear();
+  if (owned_.size() == 0) {
+    known_.clear();
+    dirs_.clear();
+  } else {
+    std::erase_if(known_, [this](const auto& kv) { return !owned_.covers(kv.first); });
+    dirs_.retain_if([this](uint64_t dir) { return owned_.owns(dir); });
+  }
   ++setattr_calls_;  // listings fetched ahead are stale
 }
 
@@ -70,19 +101,21 @@ void FileClient::take_grant_when_quiet() {
                grant_reason_);
 }
 
-awaitable<void> FileClient::give_up_exclusive(uint64_t seq, std::string reason) {
+awaitable<void> FileClient::give_up_rights(uint64_t seq, std::string reason, bool was_exclusive,
+                                           bool dropped) {
   giving_up_ = true;
-  ack_pending_ = seq;
-  bool was_exclusive = exclusive_;
-  exclusive_ = false;  // from here on nothing is deferred, buffered or answered locally
+  acks_pending_ = {seq};
   auto started = Clock::now();
   if (was_exclusive) {
     spdlog::info("exclusive caching recalled by the MDS ({}): pushing what was deferred",
                  reason);
+  } else if (dropped) {
+    spdlog::info("owned directories recalled by the MDS ({}): pushing what was deferred",
+                 reason);
   }
-  // The kernel's dirty pages first: they come back through write() (now synchronous),
-  // and its cached names and attributes go.
-  if (was_exclusive && kernel_invalidator_ && !stopping_) co_await kernel_invalidator_();
+  // The kernel's dirty pages first: they come back through write() (synchronous where
+  // the right went), and its cached names and attributes go.
+  if (dropped && kernel_invalidator_ && !stopping_) co_await kernel_invalidator_();
   // Deferred changes, write-behind, buffered file data and sizes.
   Status pushed = co_await sync_all();
   if (!pushed) {
@@ -98,28 +131,36 @@ awaitable<void> FileClient::give_up_exclusive(uint64_t seq, std::string reason) 
     (void)co_await sync_metadata();
   }
   forget_exact_knowledge();  // it may change under us from now on
-  for (auto& [ino, st] : states_) st->readahead.clear();
+  for (auto& [ino, st] : states_) {
+    if (!alone(ino)) st->readahead.clear();
+  }
   // Closed files kept lingering go now (their MDS opens included).
   std::vector<std::shared_ptr<FileState>> lingering;
   for (auto& [ino, st] : states_) {
-    if (st->handles == 0 && !st->dirty()) lingering.push_back(st);
+    if (st->handles == 0 && !st->dirty() && !alone(ino)) lingering.push_back(st);
   }
   for (auto& st : lingering) co_await drop_state(st);
-  // Acknowledge the newest recall that arrived meanwhile.
-  for (;;) {
-    uint64_t acking = ack_pending_;
+  // Acknowledge this recall and those that arrived meanwhile (their rights were cleared
+  // on arrival, so the pushes above include what they covered).
+  while (!acks_pending_.empty()) {
     proto::CacheAckRequest ack;
-    ack.set_seq(acking);
+    for (uint64_t s : acks_pending_) ack.add_seqs(s);
+    acks_pending_.clear();
     auto acked = co_await mds_.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
     if (!acked) {
-      spdlog::warn("acknowledging the recall of exclusive caching: {}", acked.error().to_string());
+      spdlog::warn("acknowledging a recall of caching rights: {}", acked.error().to_string());
     }
-    if (ack_pending_ == acking) break;
   }
   giving_up_ = false;
   if (was_exclusive) {
-    spdlog::info("exclusive caching given up in {} ms; this mount now asks the MDS (shared)",
-                 std::chrono::duration_cast<Duration>(Clock::now() - started).count());
+    spdlog::info("exclusive caching given up in {} ms; this mount now asks the MDS (shared) "
+                 "outside the {} directories it owns",
+                 std::chrono::duration_cast<Duration>(Clock::now() - started).count(),
+                 owned_.size());
+  } else if (dropped) {
+    spdlog::info("owned directories given up in {} ms; {} still owned",
+                 std::chrono::duration_cast<Duration>(Clock::now() - started).count(),
+                 owned_.size());
   }
   take_grant_when_quiet();  // granted again meanwhile (the other mount left)
 }
@@ -142,11 +183,11 @@ awaitable<void> FileClient::lease_watch_loop() {
     const auto now = Clock::now();
     if (now - last_tick > kTick + kAfterPause) patient_until = now + kAfterPause;
     last_tick = now;
-    if (stopping_ || !exclusive_ || giving_up_ || now < mds_.lease_expires() ||
-        now < patient_until) {
+    if (stopping_ || (!exclusive_ && owned_.size() == 0) || lease_lapsed_ || giving_up_ ||
+        now < mds_.lease_expires() || now < patient_until) {
       continue;
     }
-    lease_lapsed_ = true;
+    lease_lapsed_ = true;  // owned directories are suspended until a renewal
     exclusive_ = false;  // nothing more is answered, deferred or buffered here alone
     forget_exact_knowledge();
     for (auto& [ino, st] : states_) st->readahead.clear();
@@ -160,6 +201,14 @@ awaitable<void> FileClient::lease_watch_loop() {
 void FileClient::on_renewed(const proto::RenewReply& reply) {
   if (!lease_lapsed_) return;
   lease_lapsed_ = false;
+  if (reply.dirs_recall() != 0 && owned_.size() > 0) {
+    // A recall of owned directories is under way and has not reached this mount: they
+    // all stay given up (the recall, resent until answered, is answered then).
+    spdlog::info("the MDS answers again; the {} owned directories stay given up (a recall "
+                 "is under way)",
+                 owned_.size());
+    owned_.clear();
+  }
   // Anything newer than what this mount applied (a recall under way, a grant) comes as
   // a pushed notice, which is resent until answered.
   if (!reply.exclusive() || reply.cache_seq() != cache_seq_) {

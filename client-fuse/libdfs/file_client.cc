@@ -57,7 +57,10 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
   mds_.on_session_reply([this](const proto::SessionReply& reply) {
     on_cache_rights(reply.exclusive(), reply.cache_seq(), "session reply", true);
   });
-  mds_.set_cache_claim([this] { return exclusive_; });
+  mds_.set_cache_claims([this](proto::SessionRequest& request) {
+    request.set_holds_exclusive(exclusive_);
+    for (Ino dir : owned_.dirs()) request.add_owned_dirs(dir);
+  });
   mds_.on_renewed([this](const proto::RenewReply& reply) { on_renewed(reply); });
   mds_.set_deferred_source([this] { return take_deferred(); });
 }
@@ -116,12 +119,12 @@ StripeLayout FileClient::layout_of(const proto::Inode& inode) const {
 awaitable<Result<proto::Inode>> FileClient::lookup(Creds creds, Ino parent, std::string name) {
   DFS_CO_TRY_STATUS(check_name(name));
   std::optional<bool> listed =
-      exclusive_ ? dirs_.contains(parent, name) : std::optional<bool>();
+      alone(parent) ? dirs_.contains(parent, name) : std::optional<bool>();
   if (listed == false) {
     co_return make_error(ErrorCode::kNotFound, "no entry '" + name + "' (known directory)");
   }
   // A name of a directory we track whose inode we know exactly: nothing but this
-  // client changes either (exclusive mode), so the answer needs no MDS. The kernel asks
+  // client changes either (alone on the directory), so the answer needs no MDS. The kernel asks
   // again for names it already had when their dentry times out (rsync's O_PATH walks
   // did, once per directory, and each such lookup waited for the deferred queue).
   if (listed == true) {
@@ -259,12 +262,24 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
   request.set_mode(mode);
   request.set_rdev(rdev);
   request.set_exclusive(true);
+  // A new directory is ours until another mount touches it (OwnedDirs).
+  request.set_own(S_ISDIR(mode) && options_.exclusive && owned_.may_own_more());
   if (auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, request)) {
     co_return std::move(*made->mutable_inode());
   }
-  auto inode = co_await mds_inode(rpc::kMdsMknod, std::move(request), creds, true);
+  auto made = co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
+  Result<proto::Inode> inode = made ? Result<proto::Inode>(made->inode())
+                                    : Result<proto::Inode>(unexpected(made.error()));
+  if (made) {
+    learn_reply(*made);
+    prefer_newer(*inode);
+    if (made->owned()) owned_.own(inode->ino());
+    if (!S_ISDIR(inode->mode())) owned_.file_created(inode->ino(), parent);
+  }
   after_add(parent, name, inode);
-  if (inode && S_ISDIR(inode->mode()) && exclusive_) dirs_.created(inode->ino());
+  if (inode && S_ISDIR(inode->mode()) && (exclusive_ || owned_.owns(inode->ino()))) {
+    dirs_.created(inode->ino());
+  }
   co_return inode;
 }
 
@@ -280,6 +295,7 @@ awaitable<Result<proto::Inode>> FileClient::symlink(Creds creds, Ino parent, std
   }
   auto inode = co_await mds_inode(rpc::kMdsSymlink, std::move(request), creds, true);
   after_add(parent, name, inode);
+  if (inode) owned_.file_created(inode->ino(), parent);
   co_return inode;
 }
 
@@ -298,6 +314,12 @@ awaitable<Result<std::string>> FileClient::readlink(Creds creds, Ino ino) {
 awaitable<Result<proto::Inode>> FileClient::link(Creds creds, Ino ino, Ino new_parent,
                                                  std::string new_name) {
   DFS_CO_TRY_STATUS(check_name(new_name));
+  if (owned_.covers(ino)) {
+    // A second name, maybe where others look: what is buffered of the file goes to the
+    // MDS first, and the file is no longer covered by its directory.
+    if (auto st = held(ino)) DFS_CO_AWAIT_CHECK(flush_state(st));
+    owned_.file_left(ino);
+  }
   proto::LinkRequest request;
   request.set_ino(ino);
   request.set_new_parent(new_parent);
@@ -323,7 +345,10 @@ awaitable<Result<proto::Inode>> FileClient::unlink(Creds creds, Ino parent, std:
   }
   proto::Inode inode = std::move(*removed);
   dirs_.removed(parent, name);
-  if (directory) dirs_.forget(inode.ino());
+  if (directory) {
+    dirs_.forget(inode.ino());
+    owned_.removed(inode.ino());
+  }
   // A file that lost its last name and is only lingering here: let the MDS purge it now.
   if (inode.nlink() == 0) drop_soon(held(inode.ino()));
   co_return inode;
@@ -336,6 +361,13 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
   DFS_CO_TRY_STATUS(check_name(new_name));
   if (auto deferred = defer_rename(creds, parent, name, new_parent, new_name, flags)) {
     co_return std::move(*deferred);
+  }
+  if (auto moving = dirs_.ino_of(parent, name);
+      moving && owned_.covers(*moving) && !owned_.owns(new_parent)) {
+    // Out of the owned directories, where others may look: what is buffered of the file
+    // goes to the MDS first, and the file is no longer covered.
+    if (auto st = held(*moving)) DFS_CO_AWAIT_CHECK(flush_state(st));
+    owned_.file_left(*moving);
   }
   proto::RenameRequest request;
   request.set_parent(parent);
@@ -356,6 +388,10 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
     uint64_t moved = reply.changed_size() > 0 ? reply.changed(0).ino() : 0;
     dirs_.removed(parent, name);
     dirs_.added(new_parent, new_name, moved);
+    owned_.file_moved(moved, new_parent);
+  } else {
+    if (auto a = dirs_.ino_of(parent, name)) owned_.file_left(*a);
+    if (auto b = dirs_.ino_of(new_parent, new_name)) owned_.file_left(*b);
   }
   if (reply.did_replace() && S_ISDIR(reply.replaced().mode())) dirs_.forget(reply.replaced().ino());
   for (const auto& other : reply.changed()) learn(other);  // the moved inode, the parents

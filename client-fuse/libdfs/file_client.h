@@ -26,6 +26,7 @@
 #include "client-fuse/libdfs/listing_prefetch.h"
 #include "client-fuse/libdfs/mds_session.h"
 #include "client-fuse/libdfs/object_client.h"
+#include "client-fuse/libdfs/owned_dirs.h"
 #include "client-fuse/libdfs/striping.h"
 #include "common/locks/lock_table.h"
 
@@ -128,8 +129,16 @@ class FileClient {
   const FileClientOptions& options() const { return options_; }
   const proto::SessionReply& session() const { return mds_.session(); }
   // Whether this mount holds exclusive caching now (granted by the MDS; it changes when
-  // the MDS recalls or grants it). Every fast path asks this, on the I/O thread.
+  // the MDS recalls or grants it).
   bool exclusive() const { return exclusive_; }
+  // Whether this mount may cache and defer for `ino` as if it were the only mount:
+  // it holds exclusive caching, or `ino` is a directory it owns or a file it created in
+  // one (OwnedDirs) and its lease holds. Every fast path asks this, on the I/O thread.
+  bool alone(Ino ino) const {
+    return exclusive_ || (!lease_lapsed_ && owned_.covers(ino));
+  }
+  // alone() for the file of an open handle (false for an unknown handle).
+  bool alone_handle(Fh fh) const;
   // What the kernel caches must be dropped when the right is recalled: the owner (the
   // FUSE layer) invalidates it, off the I/O thread, and the returned task ends when the
   // kernel has done so (its dirty pages written back through this client).
@@ -262,10 +271,10 @@ class FileClient {
   // A reply that raced with a newer change of ours (a deferred one, or one whose reply
   // came first) carries older attributes: replace them with what we know.
   void prefer_newer(proto::Inode& inode) const;
-  // In exclusive mode every change of an inode passes through this client and comes
-  // back in a reply, also the side effects (a parent's mtime and nlink, a renamed
-  // inode's ctime: `changed` in the replies), so what it learned stays exact.
-  bool attrs_fresh(const Known& k) const { return exclusive_ && k.exact; }
+  // Alone on an inode, every change of it passes through this client and comes back in
+  // a reply, also the side effects (a parent's mtime and nlink, a renamed inode's
+  // ctime: `changed` in the replies), so what it learned stays exact.
+  bool attrs_fresh(const Known& k) const { return alone(k.inode.ino()) && k.exact; }
   // The inode as the MDS has it plus what we buffer, when we know it exactly and hold
   // no unpushed writes of it; nullopt: ask the MDS.
   std::optional<proto::Inode> known_exactly(Ino ino) const;
@@ -298,7 +307,7 @@ class FileClient {
   void object_write_ended(FileState& st, uint64_t end, bool written);
   awaitable<void> drain_object_writes(std::shared_ptr<FileState> st);
   awaitable<void> drain_all_object_writes();
-  bool may_write_behind(uint64_t length) const;
+  bool may_write_behind(const FileState& st, uint64_t length) const;
   bool overlaps_behind(const FileState& st, uint64_t offset, uint64_t length) const;
   // Runs an acknowledged write; `guard` is the file's shared io lock, held until it ends.
   awaitable<void> write_behind(std::shared_ptr<FileState> st, ReadGuard guard, uint64_t offset,
@@ -352,15 +361,22 @@ class FileClient {
   void on_mds_push(const rpc::Frame& frame);
   void on_cache_rights(bool exclusive, uint64_t seq, const std::string& reason,
                        bool from_session_reply);
-  // A recall: stops every fast path, pushes what was deferred and buffered, forgets what
-  // was cached (here and in the kernel), then acknowledges `seq` to the MDS.
-  awaitable<void> give_up_exclusive(uint64_t seq, std::string reason);
+  // A recall of owned directories (docs/capabilities.md, "Directory rights"): they and
+  // the files created in them stop being covered at once, then give_up_rights runs.
+  void on_dirs_recalled(const std::vector<Ino>& dirs, uint64_t seq, const std::string& reason);
+  // A recall of exclusive caching (`exclusive_` cleared by the caller) or of owned
+  // directories: pushes what was deferred and buffered, has the kernel drop what it
+  // cached when a right was actually given up (`dropped`), forgets what is no longer
+  // covered, then acknowledges `seq` and every recall that arrived meanwhile.
+  awaitable<void> give_up_rights(uint64_t seq, std::string reason, bool was_exclusive,
+                                 bool dropped);
   // Takes up a granted right once no file is open here: an open file's state was last
   // refreshed at its open, and another mount may have changed the file since.
   void take_grant_when_quiet();
   // Others may have changed things since (a recall, a grant after a shared period, an
   // eviction): what was known exactly, the names of directories it created, and the
-  // listings fetched ahead are no longer trusted.
+  // listings fetched ahead are no longer trusted, except for what owned directories
+  // still cover.
   void forget_exact_knowledge();
   // The lease (MdsSession::lease_expires): a mount that has not heard from the MDS for
   // most of the session timeout (cut off, or the MDS away) stops every fast path and
@@ -372,12 +388,13 @@ class FileClient {
   bool lease_lapsed_ = false;
   std::shared_ptr<asio::steady_timer> lease_timer_;
   bool exclusive_ = false;
+  OwnedDirs owned_;
   bool grant_waiting_ = false;
   std::string grant_reason_;
   std::function<void()> on_exclusive_;
   uint64_t cache_seq_ = 0;    // of the last grant or recall applied
-  bool giving_up_ = false;    // a give_up_exclusive is running
-  uint64_t ack_pending_ = 0;  // the newest recall seq to acknowledge when it ends
+  bool giving_up_ = false;    // a give_up_rights is running
+  std::vector<uint64_t> acks_pending_;  // recalls to acknowledge when it ends
   std::function<awaitable<void>()> kernel_invalidator_;
   // Deferred attribute changes (deferred_attrs.cc). In exclusive mode a chmod, chown or
   // utimes by root on an inode known exactly is answered at once with the MDS's own
@@ -422,9 +439,10 @@ class FileClient {
   // Moves the queued attribute changes into the ordered queue, so that a change made
   // after the op deferred next is not merged into a request that goes ahead of it.
   void seal_attr_changes();
-  // Whether changes may be answered now and queued for the MDS at all: exclusive mode
-  // with deferral on, and not unmounting (unmount sends what it does itself).
-  bool defers_changes() const { return exclusive_ && options_.defer_namespace && !stopping_; }
+  // Whether changes of `ino` (an inode, or a directory for the names in it) may be
+  // answered now and queued for the MDS: alone on it with deferral on, and not
+  // unmounting (unmount sends what it does itself).
+  bool defers_in(Ino ino) const { return alone(ino) && options_.defer_namespace && !stopping_; }
   // A directory whose inode we know exactly.
   bool known_dir(Ino ino) const;
   // Makes a predicted inode what we know, also over a pending change's coming reply.

@@ -167,7 +167,7 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
   uint64_t length = data.size();
   if (length == 0) co_return uint64_t{0};
   data_ahead_.drop(st->ino);
-  if (append && !exclusive_) {
+  if (append && !alone(st->ino)) {
     DFS_CO_AWAIT_TRY(offset, reserve_append(st, h->creds, length));
     append = false;
   }
@@ -187,7 +187,7 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
         if (overlaps_behind(*st, offset, length)) co_await drain_object_writes(st);
         st->readahead.clear();
         object_write_started(*st);
-        if (from_page_cache && may_write_behind(length)) {
+        if (from_page_cache && may_write_behind(*st, length)) {
           st->size = std::max(st->size, offset + length);
           note_write(*st, *h, known_.count(st->ino) ? &known_[st->ino].inode : nullptr);
           st->behind.emplace(offset, offset + length);
@@ -268,7 +268,7 @@ awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
   // the empty inline file into an object file (a round trip saved per new file). Not
   // when shared: another mount may have written inline bytes meanwhile, and the MDS
   // refuses to commit object writes over them.
-  if (st->mds_inline_bytes > 0 || !exclusive_) {
+  if (st->mds_inline_bytes > 0 || !alone(st->ino)) {
     proto::UninlineRequest request;
     request.set_ino(st->ino);
     auto moved = co_await mds_.call<proto::InodeReply>(rpc::kMdsUninline, std::move(request),

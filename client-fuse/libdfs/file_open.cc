@@ -11,6 +11,11 @@
 
 namespace dfs::client {
 
+bool FileClient::alone_handle(Fh fh) const {
+  auto it = handles_.find(fh);
+  return it != handles_.end() && alone(it->second->ino);
+}
+
 Result<std::shared_ptr<Handle>> FileClient::handle(Fh fh) {
   auto it = handles_.find(fh);
   if (it == handles_.end()) {
@@ -50,13 +55,18 @@ void FileClient::learn(const proto::Inode& inode) {
 }
 
 const FileClient::Known* FileClient::known(Ino ino) const {
-  if (!exclusive_) return nullptr;
+  if (!alone(ino)) return nullptr;
   auto it = known_.find(ino);
   return it == known_.end() ? nullptr : &it->second;
 }
 
 void FileClient::forget(Ino ino) {
-  if (!states_.count(ino) && !pending_attrs_.count(ino)) known_.erase(ino);
+  if (!states_.count(ino) && !pending_attrs_.count(ino)) {
+    known_.erase(ino);
+    // The kernel knows it no more; a later lookup learns it from the MDS, without the
+    // history that made it ours.
+    owned_.file_left(ino);
+  }
   dirs_.forget(ino);
   drop_listed_data(ino);
   data_ahead_.drop(ino);
@@ -66,7 +76,7 @@ std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
   auto& slot = states_[inode.ino()];
   // Shared: another mount may have changed the file since this state was made. What
   // the MDS just answered is the truth, unless this mount has writes of its own pending.
-  bool refresh = slot && !exclusive_ && !slot->has_unrecorded_writes() &&
+  bool refresh = slot && !alone(inode.ino()) && !slot->has_unrecorded_writes() &&
                  slot->deferred_pushes == 0;
   if (!slot) slot = std::make_shared<FileState>(inode.ino());
   else if (!refresh) return slot;
@@ -244,7 +254,7 @@ awaitable<Status> FileClient::unpin_data(const std::shared_ptr<FileState>& st,
 awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   if (auto local = open_locally(creds, ino, flags)) co_return std::move(*local);
   if (auto ahead = co_await open_from_data_ahead(creds, ino, flags)) co_return std::move(*ahead);
-  if (auto st = held(ino); st && st->mds_open && exclusive_) {
+  if (auto st = held(ino); st && st->mds_open && alone(ino)) {
     // Open or lingering here already: the MDS counts it, the state knows it. (Shared,
     // the MDS's open brings what other mounts changed, inline data included.)
     const Known* k = known(ino);
@@ -292,6 +302,7 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
         "create over an existing non-file");
   }
   learn_reply(made);
+  if (made.created()) owned_.file_created(made.inode().ino(), parent);
   // The kernel's dentry said the name was free; an existing file means it was stale.
   bool created = made.created() || (flags & O_EXCL);
   OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
@@ -315,7 +326,7 @@ awaitable<void> FileClient::send_release(Ino ino, Creds creds) {
   if (stopping_ && releases_unreachable_) co_return;
   proto::ReleaseRequest request;
   request.set_ino(ino);
-  if (defers_changes()) {
+  if (defers_in(ino)) {
     // Nobody waits for a release (the kernel sends RELEASE without waiting) and the MDS
     // logs nothing for it, so it rides with the next batch of deferred changes instead
     // of a round trip of its own: under an rsync that was one MDS call per file. Later
@@ -360,7 +371,7 @@ awaitable<Status> FileClient::release(Fh fh, bool flock_release, uint64_t lock_o
   // data held for handles opened from it (no MDS open to keep for a reopen).
   const Known* k = known(st->ino);
   bool unlinked = k && k->inode.nlink() == 0;
-  if (options_.linger.count() == 0 || !exclusive_ || stopping_ || unlinked ||
+  if (options_.linger.count() == 0 || !alone(st->ino) || stopping_ || unlinked ||
       (st->data_pinned && !st->mds_open)) {
     co_await drop_state(st);
   }

@@ -44,7 +44,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   request.set_fsid(objects_.options().fsid);
   request.set_renews(true);
   request.set_wants_cache(wants_cache_);
-  request.set_holds_exclusive(cache_claim_ && cache_claim_());
+  if (cache_claims_) cache_claims_(request);
   auto left = std::max(left_until(attempt), Duration(1));
   const auto sent = Clock::now();
   DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left));
@@ -168,8 +168,14 @@ awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string 
   if (items.empty()) {
     result = co_await call_with_retries(method, std::move(body));
   } else {
-    items.push_back(Deferred{method, std::move(body), nullptr});
+    items.push_back(Deferred{method, body, nullptr});
     result = co_await call_batch(std::move(items));
+    if (!result && result.error().code() == ErrorCode::kWouldBlock) {
+      // The MDS applied the deferred changes and sent the request back: it waits for
+      // another mount to give up a directory, which must not hold up their answer (that
+      // mount may be waiting for a recall of ours, whose give-up waits for them).
+      result = co_await call_with_retries(method, std::move(body));
+    }
   }
   auto& s = stats_[method];
   ++s.calls;

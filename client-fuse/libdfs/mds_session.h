@@ -116,11 +116,14 @@ class MdsSession {
   // Deferred mutations sent and not answered yet, or kept unsent.
   bool deferred_pending() const { return deferred_in_flight_ > 0 || !unsent_.empty(); }
 
-  // Exclusive caching (docs/capabilities.md): whether every session open asks for it,
-  // whether this mount holds it now (re-asserted to a new MDS instance), and who hears
-  // each session reply (which grants or withholds it).
+  // Caching rights (docs/capabilities.md): whether every session open asks for them,
+  // what this mount holds now (exclusive caching, owned directories: `claims` fills
+  // them into each session open, which re-asserts them to a new MDS instance), and who
+  // hears each session reply (which grants or withholds exclusive caching).
   void set_wants_cache(bool wants) { wants_cache_ = wants; }
-  void set_cache_claim(std::function<bool()> claim) { cache_claim_ = std::move(claim); }
+  void set_cache_claims(std::function<void(proto::SessionRequest&)> claims) {
+    cache_claims_ = std::move(claims);
+  }
   void on_session_reply(std::function<void(const proto::SessionReply&)> hook) {
     on_session_reply_ = std::move(hook);
   }
@@ -225,7 +228,7 @@ class MdsSession {
   std::function<awaitable<void>()> on_new_instance_;
   std::function<void(const Error&)> on_fenced_;
   bool wants_cache_ = false;
-  std::function<bool()> cache_claim_;
+  std::function<void(proto::SessionRequest&)> cache_claims_;
   std::function<void(const proto::SessionReply&)> on_session_reply_;
   bool renewing_ = false;
   Clock::time_point lease_expires_{};

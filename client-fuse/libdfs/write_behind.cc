@@ -57,8 +57,8 @@ awaitable<void> FileClient::drain_all_object_writes() {
   for (auto& st : busy) co_await drain_object_writes(st);
 }
 
-bool FileClient::may_write_behind(uint64_t length) const {
-  return exclusive_ && !stopping_ && behind_bytes_ + length <= options_.write_behind_bytes;
+bool FileClient::may_write_behind(const FileState& st, uint64_t length) const {
+  return alone(st.ino) && !stopping_ && behind_bytes_ + length <= options_.write_behind_bytes;
 }
 
 bool FileClient::overlaps_behind(const FileState& st, uint64_t offset, uint64_t length) const {

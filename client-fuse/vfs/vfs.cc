@@ -23,10 +23,11 @@ Vfs::Vfs(client::FileClient& client, VfsOptions options, uint64_t root_ino)
       names_horizon_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
           std::max(options_.alone.entry, options_.alone.negative)))) {}
 
-Entry Vfs::make_entry(const proto::Inode& inode) {
+Entry Vfs::make_entry(uint64_t parent, const proto::Inode& inode) {
   Entry e;
   e.ino = inodes_.to_fuse(inode.ino());
-  if (!client_.exclusive() && S_ISREG(inode.mode())) {
+  const bool alone = client_.alone(inode.ino());
+  if (!alone && S_ISREG(inode.mode())) {
     Told now{inode.size(), inode.mtime().sec(), inode.mtime().nsec()};
     auto it = told_.find(e.ino);
     if (it != told_.end() && inodes_.lookups(e.ino) > 0 &&
@@ -38,18 +39,20 @@ Entry Vfs::make_entry(const proto::Inode& inode) {
     told_[e.ino] = now;
   }
   e.attr = to_stat(inode, e.ino);
-  e.attr_timeout = timeouts().attr;
-  e.entry_timeout = timeouts().entry;
+  e.attr_timeout = timeouts(alone).attr;
+  // The name stays valid while nobody else can change the directory it is in.
+  e.entry_timeout = timeouts(parent == 0 ? alone : client_.alone(inodes_.to_dfs(parent))).entry;
   return e;
 }
 
 Attr Vfs::make_attr(const proto::Inode& inode) const {
-  return Attr{to_stat(inode, inodes_.to_fuse(inode.ino())), timeouts().attr};
+  return Attr{to_stat(inode, inodes_.to_fuse(inode.ino())),
+              timeouts(client_.alone(inode.ino())).attr};
 }
 
 void Vfs::note_name(uint64_t parent, const std::string& name) {
   constexpr size_t kMaxNamesRemembered = 1u << 20;
-  if (!client_.exclusive()) return;
+  if (!client_.alone(inodes_.to_dfs(parent))) return;  // given with no timeout
   auto now = Clock::now();
   while (!names_given_.empty() &&
          (names_given_.front().at + names_horizon_ < now ||
@@ -86,16 +89,17 @@ void Vfs::forget(uint64_t ino, uint64_t nlookup) {
 awaitable<Result<Entry>> Vfs::lookup(Creds creds, uint64_t parent, std::string name) {
   auto inode = co_await client_.lookup(creds, inodes_.to_dfs(parent), name);
   if (!inode) {
-    if (inode.error().code() == ErrorCode::kNotFound && timeouts().negative > 0) {
+    const auto& t = timeouts(client_.alone(inodes_.to_dfs(parent)));
+    if (inode.error().code() == ErrorCode::kNotFound && t.negative > 0) {
       Entry negative;
-      negative.entry_timeout = timeouts().negative;
+      negative.entry_timeout = t.negative;
       note_name(parent, name);
       co_return negative;
     }
     co_return unexpected(std::move(inode).error());
   }
   note_name(parent, name);
-  co_return make_entry(*inode);
+  co_return make_entry(parent, *inode);
 }
 
 awaitable<Result<Attr>> Vfs::getattr(Creds creds, uint64_t ino) {
@@ -113,7 +117,7 @@ awaitable<Result<Entry>> Vfs::mknod(Creds creds, uint64_t parent, std::string na
   DFS_CO_AWAIT_TRY(auto inode,
                    client_.mknod(creds, inodes_.to_dfs(parent), name, mode, rdev));
   note_name(parent, name);
-  co_return make_entry(inode);
+  co_return make_entry(parent, inode);
 }
 
 awaitable<Result<Entry>> Vfs::symlink(Creds creds, std::string target, uint64_t parent,
@@ -121,7 +125,7 @@ awaitable<Result<Entry>> Vfs::symlink(Creds creds, std::string target, uint64_t 
   DFS_CO_AWAIT_TRY(auto inode,
                    client_.symlink(creds, inodes_.to_dfs(parent), name, std::move(target)));
   note_name(parent, name);
-  co_return make_entry(inode);
+  co_return make_entry(parent, inode);
 }
 
 awaitable<Result<std::string>> Vfs::readlink(Creds creds, uint64_t ino) {
@@ -133,7 +137,7 @@ awaitable<Result<Entry>> Vfs::link(Creds creds, uint64_t ino, uint64_t new_paren
   DFS_CO_AWAIT_TRY(auto inode, client_.link(creds, inodes_.to_dfs(ino), inodes_.to_dfs(new_parent),
                                             new_name));
   note_name(new_parent, new_name);
-  co_return make_entry(inode);
+  co_return make_entry(new_parent, inode);
 }
 
 awaitable<Status> Vfs::unlink(Creds creds, uint64_t parent, std::string name, bool directory) {
@@ -152,9 +156,9 @@ awaitable<Result<Opened>> Vfs::open(Creds creds, uint64_t ino, int flags) {
   DFS_CO_AWAIT_TRY(auto file, client_.open(creds, inodes_.to_dfs(ino), flags));
   Opened out;
   out.fh = file.fh;
-  out.keep_cache = client_.exclusive();
-  out.direct_io = !client_.exclusive() && options_.writeback_cache;
-  out.entry = make_entry(file.inode);
+  out.keep_cache = client_.alone(file.inode.ino());
+  out.direct_io = !out.keep_cache && options_.writeback_cache;
+  out.entry = make_entry(0, file.inode);
   co_return out;
 }
 
@@ -164,10 +168,10 @@ awaitable<Result<Opened>> Vfs::create(Creds creds, uint64_t parent, std::string 
                    client_.create(creds, inodes_.to_dfs(parent), name, mode, flags));
   Opened out;
   out.fh = file.fh;
-  out.keep_cache = client_.exclusive();
-  out.direct_io = !client_.exclusive() && options_.writeback_cache;
+  out.keep_cache = client_.alone(file.inode.ino());
+  out.direct_io = !out.keep_cache && options_.writeback_cache;
   note_name(parent, name);
-  out.entry = make_entry(file.inode);
+  out.entry = make_entry(parent, file.inode);
   co_return out;
 }
 
@@ -185,7 +189,7 @@ awaitable<Result<uint64_t>> Vfs::write(uint64_t fh, int open_flags, bool page_ca
                    client_.write(fh, offset, std::move(data), append, page_cache_write));
   // Shared: the size and mtime reach the MDS with the write (another mount's open and
   // stat must see them, and the kernel stops sending FLUSH at close once it got ENOSYS).
-  if (!client_.exclusive()) DFS_CO_AWAIT_CHECK(client_.flush(fh));
+  if (!client_.alone_handle(fh)) DFS_CO_AWAIT_CHECK(client_.flush(fh));
   co_return written;
 }
 
@@ -251,7 +255,7 @@ awaitable<Result<std::vector<DirItem>>> Vfs::readdir(Creds creds, uint64_t dh, u
     item.name = d.name();
     item.next_offset = d.cookie();
     if (plus && d.has_inode() && d.inode().ino() != 0 && !is_dot(d.name())) {
-      item.entry = make_entry(d.inode());
+      item.entry = make_entry(inodes_.to_fuse(dir->ino), d.inode());
       item.counts_lookup = true;
       note_name(inodes_.to_fuse(dir->ino), item.name);
     } else {

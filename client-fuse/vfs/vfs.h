@@ -154,13 +154,16 @@ class Vfs {
     bool eof = false;
   };
 
-  const KernelTimeouts& timeouts() const {
-    return client_.exclusive() ? options_.alone : options_.shared;
+  // The kernel's timeouts for what this mount is alone on (FileClient::alone), and for
+  // the rest.
+  const KernelTimeouts& timeouts(bool alone) const {
+    return alone ? options_.alone : options_.shared;
   }
   // An entry for the kernel. Shared, a regular file whose size or mtime changed since
   // the kernel's inode was made gets a new incarnation (InodeTable), so that the
   // kernel drops the size it would otherwise keep trusting.
-  Entry make_entry(const proto::Inode& inode);
+  // `parent` (a kernel number; 0: none, an open's entry) decides the name's timeout.
+  Entry make_entry(uint64_t parent, const proto::Inode& inode);
   // An entry for `name` in kernel directory `parent` is being given to the kernel.
   void note_name(uint64_t parent, const std::string& name);
   Attr make_attr(const proto::Inode& inode) const;

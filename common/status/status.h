@@ -27,7 +27,9 @@ enum class ErrorCode : int32_t {
   kPermissionDenied = 11,
   kReadOnly = 12,  // a store that failed a sync refuses writes (sticky failure)
   kConnectionRefused = 13,  // nothing listens at the peer's address: it is down
-  kWouldBlock = 14,  // a memory-only read needs the disk (internal; never on the wire)
+  // A memory-only read needs the disk (internal); an MDS batch item would wait for a
+  // recall of directory rights: it was not run, and is to be sent alone.
+  kWouldBlock = 14,
   // 100..199: wire and protocol
   kProtocol = 100,      // malformed frame or message
   kAuthFailed = 101,

@@ -47,6 +47,7 @@ awaitable<MdsService::Reply> MdsService::on_renew(proto::RenewRequest req, std::
   reply.set_lease_ms(static_cast<uint64_t>(options_.session_timeout.count()));
   reply.set_exclusive(cache_.holder() == client && !cache_.recalling());
   reply.set_cache_seq(cache_.seq());
+  reply.set_dirs_recall(dir_rights_.pending_recall(client));
   co_return rpc::make_reply(reply);
 }
 
@@ -67,6 +68,7 @@ awaitable<void> MdsService::lease_loop() {
     }
     if (!serving_) continue;
     cache_.tick(now);
+    dir_rights_.tick(now);
     for (auto& client : sessions_.overdue(now, options_.session_timeout)) {
       auto* session = sessions_.find(client);
       auto silent_s = std::chrono::duration_cast<std::chrono::seconds>(now - session->last_renew);
@@ -141,6 +143,7 @@ void MdsService::sessions_ended(const SessionTable::Expired& ended) {
   for (uint64_t ino : ended.unused) purge_if_unused(ino);
   for (const auto& client : ended.clients) {
     cache_.ended(client);
+    dir_rights_.ended(client);
     spawn_checked(executor_, forget_session(client));
   }
 }
@@ -177,6 +180,7 @@ awaitable<MdsService::Reply> MdsService::on_client_list() {
     out->set_since_renew_ms(static_cast<uint64_t>(since.count()));
     out->set_open_files(static_cast<uint32_t>(s.opens.size()));
     out->set_renewing(s.renewing);
+    out->set_owned_dirs(dir_rights_.owned_by(client));
   }
   co_return rpc::make_reply(reply);
 }

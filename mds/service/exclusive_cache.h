@@ -57,6 +57,8 @@ class ExclusiveCache {
   bool recalling() const { return recall_.has_value(); }
   // The newest grant's or recall's sequence number.
   uint64_t seq() const { return seq_; }
+  // A new sequence number for another kind of notice (DirRights): one order per session.
+  uint64_t issue_seq() { return next_seq(); }
 
  private:
   struct Recall {

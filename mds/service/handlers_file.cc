@@ -19,13 +19,20 @@ constexpr int kMaxVersionRetries = 8;
 
 awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::string client) {
   bool open = req.open();
+  bool own = req.own() && S_ISDIR(req.mode());
   proto::MdsLogEntry entry;
   *entry.mutable_mknod() = std::move(req);
   auto reply = co_await submit(std::move(entry));
-  if (reply && open) {
+  if (reply && (open || own)) {
     proto::MknodReply made;
     if (made.ParseFromString(reply->body)) {
-      sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), made.inode().ino());
+      if (open) {
+        sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), made.inode().ino());
+      }
+      if (own && made.created()) {
+        made.set_owned(dir_rights_.created(client, made.inode().ino()));
+        reply->body = made.SerializeAsString();
+      }
     }
   }
   co_return reply;

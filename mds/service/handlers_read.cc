@@ -23,6 +23,9 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
   // reads anything (the root included).
   auto cache = co_await cache_.open(client, req.wants_cache(), req.holds_exclusive());
   if (!serving_) co_return unexpected(standby_error());
+  if (req.wants_cache() && req.owned_dirs_size() > 0) {
+    dir_rights_.reasserted(client, {req.owned_dirs().begin(), req.owned_dirs().end()});
+  }
   auto root = co_await read_inode(kRootIno);
   if (!root) co_return unexpected(std::move(root).error());
   proto::SessionReply reply;

@@ -55,6 +55,15 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
           [this](const std::string& client, const std::string& reason) {
             spawn_checked(executor_, evict_in_background(client, reason));
           }),
+      dir_rights_(
+          executor, options_.session_timeout,
+          [this](const std::string& client, const proto::CacheRightsNotice& notice) {
+            return push_to_session(client, rpc::kMdsCacheRights, notice.SerializeAsString());
+          },
+          [this](const std::string& client, const std::string& reason) {
+            spawn_checked(executor_, evict_in_background(client, reason));
+          },
+          [this] { return cache_.issue_seq(); }),
       purge_wake_(executor),
       housekeeping_wake_(executor),
       started_at_(Clock::now()),
@@ -100,6 +109,7 @@ Status MdsService::load() {
 
 void MdsService::begin_cache_grace() {
   cache_.clear();
+  dir_rights_.clear();
   if (sessions_.size() > 0) cache_.begin_grace(Clock::now(), kLockReassertGrace);
 }
 
@@ -276,6 +286,7 @@ void MdsService::become_standby() {
   serving_ = false;
   locks_.stop_serving();  // waiting lock requests ask the next active MDS
   cache_.clear();         // waiting session opens go to the next active MDS
+  dir_rights_.clear();    // and so do requests waiting for a recall
   sessions_.clear();
   orphans_.clear();
   spawn_checked(executor_, boot_loop());
@@ -321,6 +332,11 @@ awaitable<MdsService::Reply> MdsService::submit(proto::MdsLogEntry entry) {
 
 awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string body,
                                                 rpc::ConnectionPtr conn) {
+  co_return co_await serve(method, std::move(body), std::move(conn), Claims::kWait);
+}
+
+awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body,
+                                               rpc::ConnectionPtr conn, Claims claims) {
   // Reads carry seq 0 and run at once; mutations go through the dedup table.
   proto::MdsRequestHeader header;
   {
@@ -343,6 +359,19 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
     }
   }
   if (auto fenced = check_not_fenced(client); !fenced) co_return unexpected(std::move(fenced).error());
+  // Directories another mount owns are recalled from it before anything here reads them.
+  // Not inside a batch: the deferred changes ahead of the item are answered with the
+  // batch, and the owner's give-up may itself wait for a batch of its own that waits
+  // for this client's recall. The item goes back to be sent alone.
+  // A group's items must reach the committer in order, with nothing awaited before:
+  // they were claimed before the group started.
+  if (claims == Claims::kSendBack) {
+    if (co_await touches_claimed(client, method, body)) co_return make_error(
+        ErrorCode::kWouldBlock, "waits for a recall of directory rights: send it alone");
+  } else if (claims == Claims::kWait) {
+    co_await claim_touched(client, method, body);
+    if (!serving_) co_return unexpected(standby_error());
+  }
   Session& session = sessions_.touch(client, conn, Clock::now());
   uint64_t seq = header.reqid().seq();
   bool mutating =
@@ -352,6 +381,10 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
       method == rpc::kMdsRelease || method == rpc::kMdsWriteInline ||
       method == rpc::kMdsCommitWrite || method == rpc::kMdsUninline ||
       method == rpc::kMdsAllocInos;
+  if (method == rpc::kMdsLookup || method == rpc::kMdsReaddir) {
+    co_return co_await read_claimed(client, method, std::move(body),
+                                    claims != Claims::kWait);
+  }
   if (!mutating || seq == 0)
     co_return co_await dispatch(method, std::move(body), std::move(client));
   bool fresh = false;
@@ -415,12 +448,24 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   // after them starts once they are applied (a read must see them).
   int together = 0;
   while (together < n && queues_at_once(batch.items(together))) ++together;
+  // Owned directories the items touch are recalled first: an item waiting for a recall
+  // inside the group would let the items after it commit ahead of it.
+  if (together > 1) {
+    for (int i = 0; i < together; ++i) {
+      const auto& item = batch.items(i);
+      proto::StatFsMdsRequest probe;  // every item's header is its field 1 (see handle())
+      if (!probe.ParseFromString(item.body())) continue;  // handle() refuses it
+      co_await claim_touched(client_of(probe.header(), conn), item.method(), item.body());
+    }
+    if (!serving_) co_return unexpected(standby_error());
+  }
   std::vector<Reply> results;
   if (together > 1) {
     std::vector<awaitable<Reply>> tasks;
     for (int i = 0; i < together; ++i) {
       auto& item = *batch.mutable_items(i);
-      tasks.push_back(handle(item.method(), std::move(*item.mutable_body()), conn));
+      tasks.push_back(
+          serve(item.method(), std::move(*item.mutable_body()), conn, Claims::kChecked));
     }
     results = co_await gather(std::move(tasks));
   } else {
@@ -428,7 +473,13 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   }
   for (int i = together; i < n; ++i) {
     auto& item = *batch.mutable_items(i);
-    results.push_back(co_await handle(item.method(), std::move(*item.mutable_body()), conn));
+    if (!results.empty() && !results.back() &&
+        results.back().error().code() == ErrorCode::kWouldBlock) {
+      results.push_back(results.back());  // nothing runs ahead of an item sent back
+      continue;
+    }
+    results.push_back(
+        co_await serve(item.method(), std::move(*item.mutable_body()), conn, Claims::kSendBack));
   }
   // An item refused for a passing reason (this replica stopped leading mid-batch) fails
   // the whole batch, which the client resends as it is: items that committed are answered
@@ -471,7 +522,11 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
     }
     case rpc::kMdsCacheAck: {
       DFS_MDS_PARSE(CacheAckRequest, req);
-      cache_.acknowledged(client, req.seq());
+      req.add_seqs(req.seq());
+      for (uint64_t seq : req.seqs()) {
+        cache_.acknowledged(client, seq);
+        dir_rights_.acknowledged(client, seq);
+      }
       co_return rpc::make_reply(proto::CacheAckReply{});
     }
     case rpc::kMdsSessionClose:
@@ -564,8 +619,18 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
       DFS_MDS_LOG(symlink, SymlinkRequest)
     case rpc::kMdsLink:
       DFS_MDS_LOG(link, LinkRequest)
-    case rpc::kMdsUnlink:
-      DFS_MDS_LOG(unlink, UnlinkRequest)
+    case rpc::kMdsUnlink: {
+      DFS_MDS_PARSE(UnlinkRequest, req);
+      bool directory = req.directory();
+      proto::MdsLogEntry entry;
+      *entry.mutable_unlink() = std::move(req);
+      auto reply = co_await submit(std::move(entry));
+      proto::UnlinkReply removed;
+      if (reply && directory && removed.ParseFromString(reply->body)) {
+        dir_rights_.removed(removed.inode().ino());
+      }
+      co_return reply;
+    }
     case rpc::kMdsRename:
       DFS_MDS_LOG(rename, RenameRequest)
     case rpc::kMdsSetXattr:

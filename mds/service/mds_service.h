@@ -21,6 +21,7 @@
 #include "common/rpc/server.h"
 #include "mds/service/committer.h"
 #include "mds/service/data_objects.h"
+#include "mds/service/dir_rights.h"
 #include "mds/service/exclusive_cache.h"
 #include "mds/service/lock_service.h"
 #include "mds/service/rank_replication.h"
@@ -98,7 +99,17 @@ class MdsService {
  private:
   using Reply = Result<rpc::Reply>;
 
-  // mds_service.cc: dispatch (dedup is in handle())
+  // What serve() does about owned directories of other sessions that a request touches
+  // (dir_claims.cc).
+  enum class Claims {
+    kWait,      // a request on its own: recall them and wait
+    kSendBack,  // an item of a batch: answer kWouldBlock instead of waiting
+    kChecked,   // an item of a batch's group, claimed before the group started
+  };
+  // handle(), also for each item of a batch.
+  awaitable<Reply> serve(uint32_t method, std::string body, rpc::ConnectionPtr conn,
+                         Claims claims);
+  // mds_service.cc: dispatch (dedup is in serve())
   awaitable<Reply> dispatch(uint32_t method, std::string body, std::string client);
   std::string client_of(const proto::MdsRequestHeader& header,
                         const rpc::ConnectionPtr& conn) const;
@@ -106,6 +117,21 @@ class MdsService {
   // A kMdsSession naming another cluster is refused (and logged) before it is
   // registered. Errors: kWrongCluster.
   Status admit_session(const proto::SessionRequest& request, const rpc::ConnectionPtr& conn) const;
+  // dir_claims.cc: recalls the owned directories of other sessions that a request of
+  // `client` names, and waits until their owners gave them up (DirRights).
+  awaitable<void> claim_touched(const std::string& client, uint32_t method,
+                                const std::string& body);
+  // The inodes a request names, its named entries resolved (empty when no other
+  // session owns anything).
+  awaitable<std::vector<uint64_t>> touched_inos(const std::string& client, uint32_t method,
+                                                const std::string& body);
+  // Whether claim_touched would recall anything.
+  awaitable<bool> touches_claimed(const std::string& client, uint32_t method,
+                                  const std::string& body);
+  // A lookup or listing, read again after recalling the owned directories its answer
+  // shows; `in_batch`: kWouldBlock instead of recalling (see serve()).
+  awaitable<Reply> read_claimed(const std::string& client, uint32_t method, std::string body,
+                                bool in_batch);
   // kMdsBatch: the items through handle(), one after the other.
   awaitable<Reply> on_batch(std::string body, rpc::ConnectionPtr conn);
 
@@ -201,6 +227,7 @@ class MdsService {
   SessionTable sessions_;
   LockService locks_;
   ExclusiveCache cache_;
+  DirRights dir_rights_;  // after cache_, whose sequence numbers it uses
   std::set<std::string> fenced_here_;   // evicted by this replica (the map has them too)
   std::set<uint64_t> orphans_;          // unlinked inodes kept for their openers
   std::set<uint64_t> purging_orphans_;  // a purge entry is in flight

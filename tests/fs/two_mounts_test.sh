@@ -19,12 +19,16 @@
 #      overwritten, each mount's in the order it wrote them;
 #   7. B lists a directory of 1,500 names over and over for 8 s while A creates, renames
 #      and unlinks other names in it: every one of the 1,500 is in every listing, once,
-#      and no name is listed twice.
+#      and no name is listed twice;
+#   8. directory rights: A and B each write a tree into a directory of their own at
+#      once; `dfs client ls` shows each owning the directories it made; then each reads
+#      the other's tree whole (never synced), which recalls every directory from its
+#      owner (its log says so, and `dfs client ls` shows none owned).
 # DFS_TWO_MOUNTS_CHECKS="2 4" runs only some checks (B is then mounted at once);
 # DFS_TWO_MOUNTS_OPTIONS="cache=shared" adds mount.dfs -o options to both mounts.
 source "$(dirname "$0")/lib.sh"
 
-checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6 7}"
+checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6 7 8}"
 run_check() { [[ " ${checks//,/ } " == *" $1 "* ]]; }
 ok() { echo "ok: $*"; }
 races="$(dirname "$0")/mount_races.py"
@@ -275,5 +279,53 @@ if run_check 7; then
   wait "$churner" || fail "the churn on A failed"
   wait "$lister" || fail "B's listings missed or repeated names (above)"
   ok "every listing on B held the 1,500 names once while A changed the directory"
+fi
+if run_check 8; then
+  step "8. A and B write trees into directories of their own at once, then read each other's"
+  # own_tree ROOT WHO: WHO's tree under ROOT/own-WHO: 6 directories of 50 files each.
+  own_tree() {
+    local d i j
+    mkdir "$1/own-$2"
+    for i in $(seq 1 6); do
+      d="$1/own-$2/d$i"
+      mkdir "$d"
+      for j in $(seq 1 50); do printf '%s %d %d\n%*s\n' "$2" "$i" "$j" $((j * 13)) "" >"$d/f$j"; done
+      mv "$d/f1" "$d/first"
+    done
+  }
+  mkdir "$work/own-ref"
+  own_tree "$work/own-ref" A
+  own_tree "$work/own-ref" B
+  own_tree "$mnt" A &
+  writer_a=$!
+  helpers+=("$writer_a")
+  own_tree "$mnt2" B
+  wait "$writer_a" || fail "A's writes into its own directory failed"
+  owned="$(dfs_cli client ls --format json | python3 -c '
+import json, sys
+print(" ".join(str(s["owned_dirs"]) for s in json.load(sys.stdin)["sessions"] if s["renewing"]))')"
+  for n in $owned; do
+    [ "$n" -ge 7 ] || { dfs_cli client ls; fail "a mount owns $n directories, not the 7 it made (owned: $owned)"; }
+  done
+  [ "$(echo "$owned" | wc -w)" = 2 ] || fail "dfs client ls lists owned directories '$owned', not two mounts'"
+  ok "each mount owns the 7 directories it made while the other worked elsewhere ($owned)"
+  d="$(diff <(tree_list "$work/own-ref/own-A") <(tree_list "$mnt2/own-A") 2>&1)" || true
+  [ -z "$d" ] || { echo "$d" | head -20; fail "B reads A's tree differently from what A wrote"; }
+  d="$(diff <(tree_list "$work/own-ref/own-B") <(tree_list "$mnt/own-B") 2>&1)" || true
+  [ -z "$d" ] || { echo "$d" | head -20; fail "A reads B's tree differently from what B wrote"; }
+  ok "each mount reads the other's tree whole, written a moment before and never synced"
+  for who in A B; do
+    if [ $who = A ]; then wlog="$cluster/log/client.log"; else wlog="$log_b"; fi
+    for _ in $(seq 50); do grep -q "owned directories given up" "$wlog" && break; sleep 0.1; done
+    grep -q "owned directories given up" "$wlog" ||
+      fail "mount $who's log does not say it gave its directories up"
+  done
+  after="$(dfs_cli client ls --format json | python3 -c '
+import json, sys
+print(" ".join(str(s["owned_dirs"]) for s in json.load(sys.stdin)["sessions"] if s["renewing"]))')"
+  for n in $after; do
+    [ "$n" -eq 0 ] || fail "a mount still owns $n directories after the other read them (owned: $after)"
+  done
+  ok "reading them recalled every directory from its owner (owned now: $after)"
 fi
 echo "PASS"

@@ -1,0 +1,42 @@
+#include "client-fuse/libdfs/owned_dirs.h"
+
+namespace dfs::client {
+
+void OwnedDirs::file_created(uint64_t file, uint64_t dir) {
+  if (owns(dir)) files_[file] = dir;
+}
+
+bool OwnedDirs::covers(uint64_t ino) const {
+  if (owns(ino)) return true;
+  auto it = files_.find(ino);
+  return it != files_.end() && owns(it->second);
+}
+
+void OwnedDirs::file_moved(uint64_t file, uint64_t dir) {
+  auto it = files_.find(file);
+  if (it == files_.end()) return;
+  if (owns(dir)) {
+    it->second = dir;
+  } else {
+    files_.erase(it);
+  }
+}
+
+void OwnedDirs::removed(uint64_t dir) { dirs_.erase(dir); }
+
+bool OwnedDirs::give_up(const std::vector<uint64_t>& dirs) {
+  bool owned = false;
+  for (uint64_t dir : dirs) owned |= dirs_.erase(dir) > 0;
+  if (!owned) return false;
+  for (auto it = files_.begin(); it != files_.end();) {
+    it = dirs_.count(it->second) ? std::next(it) : files_.erase(it);
+  }
+  return true;
+}
+
+void OwnedDirs::clear() {
+  dirs_.clear();
+  files_.clear();
+}
+
+}  // namespace dfs::client

@@ -1,0 +1,180 @@
+// Which owned directories a request touches (docs/capabilities.md, "Directory rights"),
+// so that handle() recalls them from their owners before serving it: the inodes it
+// names, the entries it names (an unlink or rename acts on the directory a name holds),
+// and, for lookups and listings with attributes, the directories its answer shows.
+#include <sys/stat.h>
+
+#include "common/rpc/methods.h"
+#include "mds/ops/meta_view.h"
+#include "mds/service/mds_service.h"
+
+namespace dfs::mds {
+namespace {
+
+struct Touched {
+  std::vector<uint64_t> inos;
+  std::vector<std::pair<uint64_t, std::string>> names;  // (directory, name)
+};
+
+template <class Req>
+std::optional<Req> parse(const std::string& body) {
+  Req req;
+  if (!req.ParseFromString(body)) return std::nullopt;
+  return req;
+}
+
+// What a request names. A malformed body names nothing: dispatch refuses it.
+Touched touched_by(uint32_t method, const std::string& body) {
+  Touched t;
+  auto ino_of = [&t](const auto& req) { t.inos.push_back(req.ino()); };
+  switch (method) {
+    case rpc::kMdsLookup:
+      if (auto r = parse<proto::LookupRequest>(body)) t.inos.push_back(r->parent());
+      break;
+    case rpc::kMdsGetAttr:
+      if (auto r = parse<proto::GetAttrRequest>(body)) ino_of(*r);
+      break;
+    case rpc::kMdsSetAttr:
+      if (auto r = parse<proto::SetAttrRequest>(body)) ino_of(*r);
+      break;
+    case rpc::kMdsReaddir:
+      if (auto r = parse<proto::ReaddirRequest>(body)) ino_of(*r);
+      break;
+    case rpc::kMdsGetXattr:
+      if (auto r = parse<proto::GetXattrRequest>(body)) ino_of(*r);
+      break;
+    case rpc::kMdsSetXattr:
+      if (auto r = parse<proto::SetXattrRequest>(body)) ino_of(*r);
+      break;
+    case rpc::kMdsListXattr:
+      if (auto r = parse<proto::ListXattrRequest>(body)) ino_of(*r);
+      break;
+    case rpc::kMdsRemoveXattr:
+      if (auto r = parse<proto::RemoveXattrRequest>(body)) ino_of(*r);
+      break;
+    case rpc::kMdsMknod:
+      if (auto r = parse<proto::MknodRequest>(body)) t.inos.push_back(r->parent());
+      break;
+    case rpc::kMdsSymlink:
+      if (auto r = parse<proto::SymlinkRequest>(body)) t.inos.push_back(r->parent());
+      break;
+    case rpc::kMdsLink:
+      if (auto r = parse<proto::LinkRequest>(body)) {
+        t.inos.push_back(r->ino());
+        t.inos.push_back(r->new_parent());
+      }
+      break;
+    case rpc::kMdsUnlink:
+      if (auto r = parse<proto::UnlinkRequest>(body)) {
+        t.inos.push_back(r->parent());
+        t.names.emplace_back(r->parent(), r->name());
+      }
+      break;
+    case rpc::kMdsRename:
+      if (auto r = parse<proto::RenameRequest>(body)) {
+        t.inos.push_back(r->parent());
+        t.inos.push_back(r->new_parent());
+        t.names.emplace_back(r->parent(), r->name());
+        t.names.emplace_back(r->new_parent(), r->new_name());
+      }
+      break;
+    default:
+      break;  // files only (open, data pushes), locks, sessions: no directory
+  }
+  return t;
+}
+
+// The directories an answer shows with their attributes.
+std::vector<uint64_t> dirs_shown(uint32_t method, const std::string& body) {
+  std::vector<uint64_t> dirs;
+  if (method == rpc::kMdsLookup) {
+    proto::InodeReply reply;
+    if (reply.ParseFromString(body) && S_ISDIR(reply.inode().mode())) {
+      dirs.push_back(reply.inode().ino());
+    }
+  } else if (method == rpc::kMdsReaddir) {
+    proto::ReaddirReply reply;
+    if (reply.ParseFromString(body)) {
+      for (const auto& e : reply.entries()) {
+        if (e.has_inode() && S_ISDIR(e.inode().mode())) dirs.push_back(e.inode().ino());
+      }
+    }
+  }
+  return dirs;
+}
+
+// For the owner's log and ours: what the other mount did.
+std::string claim_reason(const std::string& client, uint32_t method) {
+  const char* what = nullptr;
+  switch (method) {
+    case rpc::kMdsLookup: what = "lookup"; break;
+    case rpc::kMdsGetAttr: what = "getattr"; break;
+    case rpc::kMdsSetAttr: what = "setattr"; break;
+    case rpc::kMdsReaddir: what = "listing"; break;
+    case rpc::kMdsMknod: what = "create"; break;
+    case rpc::kMdsSymlink: what = "symlink"; break;
+    case rpc::kMdsLink: what = "link"; break;
+    case rpc::kMdsUnlink: what = "unlink"; break;
+    case rpc::kMdsRename: what = "rename"; break;
+    default: what = "xattr request"; break;  // the only others that name a directory
+  }
+  return std::string("a ") + what + " of " + client;
+}
+
+}  // namespace
+
+awaitable<std::vector<uint64_t>> MdsService::touched_inos(const std::string& client,
+                                                           uint32_t method,
+                                                           const std::string& body) {
+  if (!dir_rights_.others_own_any(client)) co_return std::vector<uint64_t>{};
+  Touched t = touched_by(method, body);
+  for (const auto& [dir, name] : t.names) {
+    // The entry's inode: from memory here, else from the disk on the pool.
+    auto find = [this, dir = dir, name = name](const KvReader& kv) {
+      return find_dentry(kv, dir, name);
+    };
+    auto found = find(store_->memory_reader());
+    if (!found && found.error().code() == ErrorCode::kWouldBlock) {
+      found = co_await run_blocking(blocking_, [&find, this] { return find(*store_); });
+    }
+    if (found && *found) t.inos.push_back((*found)->ino);
+  }
+  co_return std::move(t.inos);
+}
+
+awaitable<void> MdsService::claim_touched(const std::string& client, uint32_t method,
+                                          const std::string& body) {
+  if (!dir_rights_.others_own_any(client)) co_return;
+  auto inos = co_await touched_inos(client, method, body);
+  if (!dir_rights_.conflicts(client, inos)) co_return;
+  co_await dir_rights_.claim(client, std::move(inos), claim_reason(client, method));
+}
+
+awaitable<bool> MdsService::touches_claimed(const std::string& client, uint32_t method,
+                                            const std::string& body) {
+  if (!dir_rights_.others_own_any(client)) co_return false;
+  auto inos = co_await touched_inos(client, method, body);
+  co_return dir_rights_.conflicts(client, inos);
+}
+
+awaitable<MdsService::Reply> MdsService::read_claimed(const std::string& client, uint32_t method,
+                                                      std::string body, bool in_batch) {
+  auto reply = co_await dispatch(method, body, client);
+  // An answer showing a directory someone else owns is read again once the owner has
+  // pushed what it changed there. Rarely more than once: a recalled directory stays
+  // shared.
+  for (int round = 0; round < 3 && reply && dir_rights_.others_own_any(client); ++round) {
+    auto dirs = dirs_shown(method, reply->body);
+    if (!dir_rights_.conflicts(client, dirs)) break;
+    if (in_batch) {
+      co_return make_error(ErrorCode::kWouldBlock,
+                           "waits for a recall of directory rights: send it alone");
+    }
+    co_await dir_rights_.claim(client, std::move(dirs), claim_reason(client, method));
+    if (!serving_) co_return unexpected(standby_error());
+    reply = co_await dispatch(method, body, client);
+  }
+  co_return reply;
+}
+
+}  // namespace dfs::mds

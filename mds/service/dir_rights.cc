@@ -1,0 +1,182 @@
+#include "mds/service/dir_rights.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace dfs::mds {
+namespace {
+
+constexpr Duration kRecallResend{1000};
+
+}  // namespace
+
+DirRights::DirRights(asio::any_io_executor executor, Duration recall_timeout, SendFn send,
+                     EvictFn evict, SeqFn next_seq)
+    : recall_timeout_(recall_timeout),
+      send_(std::move(send)),
+      evict_(std::move(evict)),
+      next_seq_(std::move(next_seq)),
+      changed_(std::move(executor)) {
+  changed_.expires_at(asio::steady_timer::time_point::max());
+}
+
+bool DirRights::created(const std::string& client, uint64_t dir) {
+  if (auto it = owners_.find(dir); it != owners_.end()) {
+    return it->second.owner == client;  // a resent create
+  }
+  if (owned_by(client) >= kMaxOwnedPerSession) return false;
+  owners_.emplace(dir, Owned{client, 0});
+  ++counts_[client];
+  return true;
+}
+
+void DirRights::reasserted(const std::string& client, const std::vector<uint64_t>& dirs) {
+  size_t taken = 0;
+  for (uint64_t dir : dirs) {
+    if (owners_.count(dir) == 0 && created(client, dir)) ++taken;
+  }
+  if (taken > 0) spdlog::info("directory rights: {} re-asserted {} directories", client, taken);
+}
+
+void DirRights::disown(std::unordered_map<uint64_t, Owned>::iterator it) {
+  auto count = counts_.find(it->second.owner);
+  if (count != counts_.end() && --count->second == 0) counts_.erase(count);
+  owners_.erase(it);
+}
+
+void DirRights::removed(uint64_t dir) {
+  auto it = owners_.find(dir);
+  if (it == owners_.end()) return;
+  disown(it);
+  changed_.cancel();  // a claim waiting for it can go on
+}
+
+bool DirRights::others_own_any(const std::string& client) const {
+  return counts_.size() > (counts_.count(client) ? 1u : 0u);
+}
+
+bool DirRights::conflicts(const std::string& client, const std::vector<uint64_t>& inos) const {
+  for (uint64_t ino : inos) {
+    auto it = owners_.find(ino);
+    if (it != owners_.end() && it->second.owner != client) return true;
+  }
+  return false;
+}
+
+awaitable<void> DirRights::claim(const std::string& client, std::vector<uint64_t> inos,
+                                 std::string reason) {
+  const uint64_t generation = generation_;
+  for (;;) {
+    std::map<std::string, std::vector<uint64_t>> to_recall;
+    bool waiting = false;
+    for (uint64_t ino : inos) {
+      auto it = owners_.find(ino);
+      if (it == owners_.end() || it->second.owner == client) continue;
+      waiting = true;
+      if (it->second.recall_seq == 0) to_recall[it->second.owner].push_back(ino);
+    }
+    if (!waiting) co_return;
+    for (auto& [owner, dirs] : to_recall) start_recall(owner, std::move(dirs), reason);
+    co_await changed_.async_wait(use_awaitable_tuple);
+    if (generation != generation_) co_return;
+  }
+}
+
+void DirRights::start_recall(const std::string& owner, std::vector<uint64_t> dirs,
+                             std::string reason) {
+  Recall recall;
+  recall.seq = next_seq_();
+  for (uint64_t dir : dirs) owners_[dir].recall_seq = recall.seq;
+  recall.dirs = std::move(dirs);
+  recall.started = Clock::now();
+  recall.reason = std::move(reason);
+  spdlog::info("directory rights: recalling {} director{} from {} ({})", recall.dirs.size(),
+               recall.dirs.size() == 1 ? "y" : "ies", owner, recall.reason);
+  auto& list = recalls_[owner];
+  list.push_back(std::move(recall));
+  send(owner, list.back());
+}
+
+void DirRights::send(const std::string& owner, Recall& recall) {
+  proto::CacheRightsNotice notice;
+  notice.set_exclusive(false);
+  notice.set_seq(recall.seq);
+  notice.set_reason(recall.reason);
+  for (uint64_t dir : recall.dirs) notice.add_dirs(dir);
+  recall.last_sent = Clock::now();
+  if (!send_(owner, notice)) {
+    spdlog::debug("directory rights: {} has no connection for the recall; resending", owner);
+  }
+}
+
+void DirRights::acknowledged(const std::string& client, uint64_t seq) {
+  auto list = recalls_.find(client);
+  if (list == recalls_.end()) return;
+  auto& recalls = list->second;
+  auto it = std::find_if(recalls.begin(), recalls.end(),
+                         [seq](const Recall& r) { return r.seq == seq; });
+  if (it == recalls.end()) return;  // an older or stray ack
+  for (uint64_t dir : it->dirs) {
+    auto owned = owners_.find(dir);
+    if (owned != owners_.end() && owned->second.owner == client &&
+        owned->second.recall_seq == seq) {
+      disown(owned);
+    }
+  }
+  auto took = std::chrono::duration_cast<Duration>(Clock::now() - it->started);
+  spdlog::info("directory rights: {} gave up {} director{} after {} ms", client, it->dirs.size(),
+               it->dirs.size() == 1 ? "y" : "ies", took.count());
+  recalls.erase(it);
+  if (recalls.empty()) recalls_.erase(list);
+  changed_.cancel();
+}
+
+void DirRights::ended(const std::string& client) {
+  recalls_.erase(client);
+  if (counts_.erase(client) == 0) return;
+  for (auto it = owners_.begin(); it != owners_.end();) {
+    it = it->second.owner == client ? owners_.erase(it) : std::next(it);
+  }
+  changed_.cancel();
+}
+
+void DirRights::tick(Clock::time_point now) {
+  std::vector<std::pair<std::string, std::string>> evictions;  // after the loop: they end sessions
+  for (auto& [owner, recalls] : recalls_) {
+    for (auto& recall : recalls) {
+      if (now - recall.started >= recall_timeout_) {
+        if (!recall.evicting) {
+          recall.evicting = true;
+          auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - recall.started);
+          evictions.emplace_back(owner, "did not give up directories within " +
+                                            std::to_string(waited.count()) +
+                                            " s of their recall (" + recall.reason + ")");
+        }
+      } else if (now - recall.last_sent >= kRecallResend) {
+        send(owner, recall);
+      }
+    }
+  }
+  for (auto& [owner, reason] : evictions) evict_(owner, reason);
+}
+
+void DirRights::clear() {
+  owners_.clear();
+  counts_.clear();
+  recalls_.clear();
+  ++generation_;
+  changed_.cancel();
+}
+
+size_t DirRights::owned_by(const std::string& client) const {
+  auto it = counts_.find(client);
+  return it == counts_.end() ? 0 : it->second;
+}
+
+uint64_t DirRights::pending_recall(const std::string& client) const {
+  auto it = recalls_.find(client);
+  return it == recalls_.end() || it->second.empty() ? 0 : it->second.back().seq;
+}
+
+}  // namespace dfs::mds

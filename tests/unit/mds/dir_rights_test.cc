@@ -1,0 +1,152 @@
+// DirRights: the directories client sessions own, on an io_context: a creator owns what
+// it created, another session's claim recalls it and waits for the acknowledgement, an
+// owner that does not answer is evicted, a session's end frees what it owned, and a
+// takeover takes re-asserted directories that nobody owns.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/rpc/asio.h"
+#include "mds/service/dir_rights.h"
+
+namespace dfs::mds::test {
+namespace {
+
+struct Sent {
+  std::string client;
+  uint64_t seq = 0;
+  std::vector<uint64_t> dirs;
+};
+
+struct Fixture {
+  asio::io_context io;
+  std::vector<Sent> sent;
+  std::vector<std::string> evicted;
+  uint64_t seq = 100;
+  DirRights rights{io.get_executor(), Duration(30000),
+                   [this](const std::string& client, const proto::CacheRightsNotice& n) {
+                     sent.push_back(Sent{client, n.seq(), {n.dirs().begin(), n.dirs().end()}});
+                     return true;
+                   },
+                   [this](const std::string& client, const std::string&) {
+                     evicted.push_back(client);
+                     rights.ended(client);  // what the MDS's eviction does in the end
+                   },
+                   [this] { return ++seq; }};
+
+  void poll() {
+    io.restart();
+    io.poll();
+  }
+  // Starts a claim; *done turns true once it returns.
+  void claim(const std::string& client, std::vector<uint64_t> inos, bool* done) {
+    asio::co_spawn(
+        io,
+        [](DirRights* r, std::string client, std::vector<uint64_t> inos,
+           bool* done) -> awaitable<void> {
+          co_await r->claim(client, std::move(inos), "test");
+          *done = true;
+        }(&rights, client, std::move(inos), done),
+        asio::detached);
+    poll();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("mds/dir_rights: the creator owns a directory until another session claims it") {
+  Fixture f;
+  CHECK(f.rights.created("a", 10));
+  CHECK(f.rights.created("a", 11));
+  CHECK(f.rights.owned_by("a") == 2);
+  CHECK_FALSE(f.rights.others_own_any("a"));
+  CHECK(f.rights.others_own_any("b"));
+  CHECK_FALSE(f.rights.conflicts("a", {10, 11}));
+  CHECK(f.rights.conflicts("b", {1, 10}));
+
+  bool own_claim = false;
+  f.claim("a", {10}, &own_claim);  // the owner's own requests never wait
+  CHECK(own_claim);
+  CHECK(f.sent.empty());
+
+  bool b_done = false;
+  f.claim("b", {1, 10}, &b_done);
+  CHECK_FALSE(b_done);
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].client == "a");
+  CHECK(f.sent[0].dirs == std::vector<uint64_t>{10});
+  CHECK(f.rights.pending_recall("a") == f.sent[0].seq);
+
+  bool c_done = false;  // a second claimant of the same directory does not recall again
+  f.claim("c", {10}, &c_done);
+  CHECK(f.sent.size() == 1);
+
+  f.rights.acknowledged("a", f.sent[0].seq + 1);  // a stray ack changes nothing
+  f.poll();
+  CHECK_FALSE(b_done);
+  f.rights.acknowledged("a", f.sent[0].seq);
+  f.poll();
+  CHECK(b_done);
+  CHECK(c_done);
+  CHECK(f.rights.owned_by("a") == 1);  // 11 is still its own
+  CHECK(f.rights.pending_recall("a") == 0);
+  CHECK_FALSE(f.rights.conflicts("b", {10}));
+}
+
+TEST_CASE("mds/dir_rights: recalls are resent, and an owner that does not answer is evicted") {
+  Fixture f;
+  f.rights.created("a", 10);
+  bool done = false;
+  f.claim("b", {10}, &done);
+  REQUIRE(f.sent.size() == 1);
+  auto now = Clock::now();
+  f.rights.tick(now + Duration(1500));
+  REQUIRE(f.sent.size() == 2);
+  CHECK(f.sent[1].seq == f.sent[0].seq);  // the same recall again
+  f.rights.tick(now + Duration(31000));
+  REQUIRE(f.evicted.size() == 1);
+  CHECK(f.evicted[0] == "a");
+  f.poll();
+  CHECK(done);
+  CHECK(f.rights.owned_by("a") == 0);
+}
+
+TEST_CASE("mds/dir_rights: removal and a session's end free the claims waiting on them") {
+  Fixture f;
+  f.rights.created("a", 10);
+  f.rights.created("a", 11);
+  bool first = false, second = false;
+  f.claim("b", {10}, &first);
+  f.claim("b", {11}, &second);
+  f.rights.removed(10);
+  f.poll();
+  CHECK(first);
+  CHECK_FALSE(second);
+  f.rights.ended("a");
+  f.poll();
+  CHECK(second);
+  CHECK_FALSE(f.rights.others_own_any("b"));
+}
+
+TEST_CASE("mds/dir_rights: re-asserted directories, a bound per session, and clear()") {
+  Fixture f;
+  f.rights.created("b", 12);
+  f.rights.reasserted("a", {10, 11, 12});
+  CHECK(f.rights.owned_by("a") == 2);  // 12 stays with b
+  CHECK(f.rights.conflicts("b", {10}));
+
+  bool done = false;
+  f.claim("b", {10}, &done);
+  f.rights.clear();  // this replica stops serving: the waiter goes on, nothing is owned
+  f.poll();
+  CHECK(done);
+  CHECK(f.rights.owned_by("a") == 0);
+
+  for (uint64_t d = 0; d < DirRights::kMaxOwnedPerSession; ++d) REQUIRE(f.rights.created("x", 1000 + d));
+  CHECK_FALSE(f.rights.created("x", 1));
+  CHECK(f.rights.owned_by("x") == DirRights::kMaxOwnedPerSession);
+}
+
+}  // namespace dfs::mds::test
