@@ -472,6 +472,8 @@ awaitable<Status> FileClient::shutdown() {
                   mds_.unsent());
   }
   spdlog::info("MDS calls (method: count x mean latency): {}", mds_.stats_summary());
+  spdlog::info("deferred changes sent: {} in {} batches", mds_.deferred_sent(),
+               mds_.batches_sent());
   if (behind_writes_ > 0) {
     spdlog::info("object writes acknowledged before the OSDs had them: {}, of them failed: {}",
                  behind_writes_, behind_failures_);

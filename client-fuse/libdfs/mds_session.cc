@@ -212,6 +212,9 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
     bool carries_deferred = std::any_of(items.begin() + first, items.begin() + end,
                                         [](const Deferred& d) { return d.done != nullptr; });
     if (carries_deferred) ++deferred_in_flight_;
+    ++batches_sent_;
+    deferred_sent_ += std::count_if(items.begin() + first, items.begin() + end,
+                                    [](const Deferred& d) { return d.done != nullptr; });
     auto sent = co_await call_with_retries(rpc::kMdsBatch, batch.SerializeAsString());
     for (size_t i = first; i < end; ++i) {
       if (items[i].done) note_change(items[i].method, true);

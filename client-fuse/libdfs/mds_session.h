@@ -177,6 +177,9 @@ class MdsSession {
   };
   const std::map<uint32_t, MethodStats>& stats() const { return stats_; }
   std::string stats_summary() const;
+  // Deferred changes sent, and the batches that carried them (also with a call).
+  uint64_t deferred_sent() const { return deferred_sent_; }
+  uint64_t batches_sent() const { return batches_sent_; }
 
  private:
   template <class Req>
@@ -249,6 +252,8 @@ class MdsSession {
   uint64_t resends_ = 0;
   uint64_t visible_changes_ = 0;
   std::map<uint32_t, MethodStats> stats_;
+  uint64_t deferred_sent_ = 0;
+  uint64_t batches_sent_ = 0;
 };
 
 }  // namespace dfs::client
