@@ -6,6 +6,8 @@
 // deferred or buffered under them while the old is flushed.
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "client-fuse/libdfs/file_client.h"
 #include "client-fuse/libdfs/file_state.h"
 #include "common/rpc/methods.h"
@@ -38,6 +40,7 @@ void FileClient::on_dirs_recalled(const std::vector<Ino>& dirs, uint64_t seq,
   }
   if (giving_up_) {
     acks_pending_.push_back(seq);
+    invalidate_again_ |= dropped;
     return;
   }
   spawn_checked(executor(), give_up_rights(seq, reason, false, dropped));
@@ -66,8 +69,8 @@ void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string
     return;
   }
   if (giving_up_) {
-    // The running give-up pushes what this right covered too: it has been cleared
-    // before anything more could be deferred under it.
+    // The running give-up answers it with a round of its own.
+    invalidate_again_ |= exclusive_;
     exclusive_ = false;
     acks_pending_.push_back(seq);
     return;
@@ -105,6 +108,7 @@ awaitable<void> FileClient::give_up_rights(uint64_t seq, std::string reason, boo
                                            bool dropped) {
   giving_up_ = true;
   acks_pending_ = {seq};
+  invalidate_again_ = dropped;
   auto started = Clock::now();
   if (was_exclusive) {
     spdlog::info("exclusive caching recalled by the MDS ({}): pushing what was deferred",
@@ -113,39 +117,43 @@ awaitable<void> FileClient::give_up_rights(uint64_t seq, std::string reason, boo
     spdlog::info("owned directories recalled by the MDS ({}): pushing what was deferred",
                  reason);
   }
-  // The kernel's dirty pages first: they come back through write() (synchronous where
-  // the right went), and its cached names and attributes go.
-  if (dropped && kernel_invalidator_ && !stopping_) co_await kernel_invalidator_();
-  // Deferred changes, write-behind, buffered file data and sizes.
-  Status pushed = co_await sync_all();
-  if (!pushed) {
-    spdlog::warn("giving up exclusive caching: pushing failed: {} (reported at the next sync)",
-                 pushed.error().to_string());
-    if (!deferred_error_) deferred_error_ = pushed.error();
-  }
-  // An operation that checked the right before the recall and resumed since may have
-  // deferred one more change: it goes too, before the acknowledgement.
-  for (int round = 0; round < 3 && (!deferred_ops_.empty() || !attr_queue_.empty() ||
-                                    mds_.deferred_pending());
-       ++round) {
-    (void)co_await sync_metadata();
-  }
-  forget_exact_knowledge();  // it may change under us from now on
-  for (auto& [ino, st] : states_) {
-    if (!alone(ino)) st->readahead.clear();
-  }
-  // Closed files kept lingering go now (their MDS opens included).
-  std::vector<std::shared_ptr<FileState>> lingering;
-  for (auto& [ino, st] : states_) {
-    if (st->handles == 0 && !st->dirty() && !alone(ino)) lingering.push_back(st);
-  }
-  for (auto& st : lingering) co_await drop_state(st);
-  // Acknowledge this recall and those that arrived meanwhile (their rights were cleared
-  // on arrival, so the pushes above include what they covered).
+  // Each round answers the recalls that had arrived when it began. A recall arriving
+  // meanwhile may have stopped rights under which changes were deferred after the
+  // round's pushes began: it gets a round of its own before it is acknowledged.
   while (!acks_pending_.empty()) {
-    proto::CacheAckRequest ack;
-    for (uint64_t s : acks_pending_) ack.add_seqs(s);
+    std::vector<uint64_t> answering = std::move(acks_pending_);
     acks_pending_.clear();
+    // The kernel's dirty pages first: they come back through write() (synchronous
+    // where the right went), and its cached names and attributes go.
+    if (std::exchange(invalidate_again_, false) && kernel_invalidator_ && !stopping_) {
+      co_await kernel_invalidator_();
+    }
+    // Deferred changes, write-behind, buffered file data and sizes.
+    Status pushed = co_await sync_all();
+    if (!pushed) {
+      spdlog::warn("giving up caching rights: pushing failed: {} (reported at the next sync)",
+                   pushed.error().to_string());
+      if (!deferred_error_) deferred_error_ = pushed.error();
+    }
+    // An operation that checked the right before the recall and resumed since may have
+    // deferred one more change: it goes too, before the acknowledgement.
+    for (int round = 0; round < 3 && (!deferred_ops_.empty() || !attr_queue_.empty() ||
+                                      mds_.deferred_pending());
+         ++round) {
+      (void)co_await sync_metadata();
+    }
+    forget_exact_knowledge();  // it may change under us from now on
+    for (auto& [ino, st] : states_) {
+      if (!alone(ino)) st->readahead.clear();
+    }
+    // Closed files kept lingering go now (their MDS opens included).
+    std::vector<std::shared_ptr<FileState>> lingering;
+    for (auto& [ino, st] : states_) {
+      if (st->handles == 0 && !st->dirty() && !alone(ino)) lingering.push_back(st);
+    }
+    for (auto& st : lingering) co_await drop_state(st);
+    proto::CacheAckRequest ack;
+    for (uint64_t s : answering) ack.add_seqs(s);
     auto acked = co_await mds_.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
     if (!acked) {
       spdlog::warn("acknowledging a recall of caching rights: {}", acked.error().to_string());

@@ -394,7 +394,8 @@ class FileClient {
   std::function<void()> on_exclusive_;
   uint64_t cache_seq_ = 0;    // of the last grant or recall applied
   bool giving_up_ = false;    // a give_up_rights is running
-  std::vector<uint64_t> acks_pending_;  // recalls to acknowledge when it ends
+  std::vector<uint64_t> acks_pending_;  // recalls it has yet to answer
+  bool invalidate_again_ = false;       // one of them stopped a right: the kernel's caches go
   std::function<awaitable<void>()> kernel_invalidator_;
   // Deferred attribute changes (deferred_attrs.cc). In exclusive mode a chmod, chown or
   // utimes by root on an inode known exactly is answered at once with the MDS's own
