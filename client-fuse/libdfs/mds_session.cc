@@ -209,12 +209,12 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
       out->set_method(items[i].method);
       out->set_body(items[i].body);
     }
-    bool carries_deferred = std::any_of(items.begin() + first, items.begin() + end,
+    const auto deferred = std::count_if(items.begin() + first, items.begin() + end,
                                         [](const Deferred& d) { return d.done != nullptr; });
+    const bool carries_deferred = deferred > 0;
     if (carries_deferred) ++deferred_in_flight_;
     ++batches_sent_;
-    deferred_sent_ += std::count_if(items.begin() + first, items.begin() + end,
-                                    [](const Deferred& d) { return d.done != nullptr; });
+    deferred_sent_ += deferred;
     auto sent = co_await call_with_retries(rpc::kMdsBatch, batch.SerializeAsString());
     for (size_t i = first; i < end; ++i) {
       if (items[i].done) note_change(items[i].method, true);

@@ -22,15 +22,16 @@
 
 #include "common/proto/mds.pb.h"
 #include "common/rpc/completion.h"
+#include "mds/service/exclusive_cache.h"
 
 namespace dfs::mds {
 
 class DirRights {
  public:
-  // Sends a notice to the session's connection; false when it has none open.
-  using SendFn = std::function<bool(const std::string& client, const proto::CacheRightsNotice&)>;
-  // Evicts (and fences) an owner that did not answer a recall in time.
-  using EvictFn = std::function<void(const std::string& client, const std::string& reason)>;
+  // As ExclusiveCache's: a notice to the session's connection, and the eviction of an
+  // owner that did not answer a recall in time.
+  using SendFn = ExclusiveCache::SendFn;
+  using EvictFn = ExclusiveCache::EvictFn;
   // The next notice sequence number (shared with ExclusiveCache: one order per session).
   using SeqFn = std::function<uint64_t()>;
 

@@ -47,23 +47,9 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
       data_(std::move(data)),
       committer_(executor, blocking_, *store_, options_.fs, options_.now, options_.committer),
       locks_(executor),
-      cache_(
-          executor, options_.session_timeout,
-          [this](const std::string& client, const proto::CacheRightsNotice& notice) {
-            return push_to_session(client, rpc::kMdsCacheRights, notice.SerializeAsString());
-          },
-          [this](const std::string& client, const std::string& reason) {
-            spawn_checked(executor_, evict_in_background(client, reason));
-          }),
-      dir_rights_(
-          executor, options_.session_timeout,
-          [this](const std::string& client, const proto::CacheRightsNotice& notice) {
-            return push_to_session(client, rpc::kMdsCacheRights, notice.SerializeAsString());
-          },
-          [this](const std::string& client, const std::string& reason) {
-            spawn_checked(executor_, evict_in_background(client, reason));
-          },
-          [this] { return cache_.issue_seq(); }),
+      cache_(executor, options_.session_timeout, send_cache_notice(), evict_soon()),
+      dir_rights_(executor, options_.session_timeout, send_cache_notice(), evict_soon(),
+                  [this] { return cache_.issue_seq(); }),
       purge_wake_(executor),
       housekeeping_wake_(executor),
       started_at_(Clock::now()),
@@ -73,6 +59,18 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
   committer_.add_listener([this](const proto::MdsLogEntry& entry, const ApplyEffects& effects) {
     on_entry_durable(entry, effects);
   });
+}
+
+ExclusiveCache::SendFn MdsService::send_cache_notice() {
+  return [this](const std::string& client, const proto::CacheRightsNotice& notice) {
+    return push_to_session(client, rpc::kMdsCacheRights, notice.SerializeAsString());
+  };
+}
+
+ExclusiveCache::EvictFn MdsService::evict_soon() {
+  return [this](const std::string& client, const std::string& reason) {
+    spawn_checked(executor_, evict_in_background(client, reason));
+  };
 }
 
 void MdsService::stop() {

@@ -180,6 +180,10 @@ class MdsService {
   // Sends a one-way message (a pushed notice) on the connection of `client`'s session;
   // false when it has no session or no open connection.
   bool push_to_session(const std::string& client, uint32_t method, const std::string& body);
+  // What the rights tables (cache_, dir_rights_) send recalls and grants with, and evict
+  // a session that does not answer with.
+  ExclusiveCache::SendFn send_cache_notice();
+  ExclusiveCache::EvictFn evict_soon();
 
   // kMdsSessionClose: the client leaves; its opens, locks and caching right go now.
   awaitable<Reply> on_session_close(std::string client);
