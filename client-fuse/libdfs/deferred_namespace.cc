@@ -158,11 +158,11 @@ awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(const Cr
   if (S_ISDIR(made.inode().mode())) {
     // The MDS records it as ours when the create reaches it (MknodRequest.own).
     if constexpr (std::is_same_v<Req, proto::MknodRequest>) {
-      if (made_own) owned_.own(*ino);
+      if (made_own) rights_.owned().own(*ino);
     }
     dirs_.created(*ino);
   } else {
-    owned_.file_created(*ino, parent);
+    rights_.owned().file_created(*ino, parent);
   }
   co_return made;
 }
@@ -215,7 +215,7 @@ std::optional<proto::RenameReply> FileClient::defer_rename(const Creds& creds, I
   for (const auto& other : reply.changed()) adopt_prediction(other);
   dirs_.removed(parent, name);
   dirs_.added(new_parent, new_name, ino);
-  owned_.file_moved(ino, new_parent);
+  rights_.owned().file_moved(ino, new_parent);
   return reply;
 }
 
@@ -262,7 +262,7 @@ std::optional<proto::Inode> FileClient::defer_unlink(const Creds& creds, Ino par
   dirs_.removed(parent, name);
   if (directory) {
     dirs_.forget(removed);
-    owned_.removed(removed);
+    rights_.owned().removed(removed);
   }
   proto::Inode inode = reply.inode();
   overlay(inode);

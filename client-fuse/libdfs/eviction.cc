@@ -64,12 +64,8 @@ void FileClient::on_evicted(const Error& why) {
   // Exclusive caching and owned directories went with the session (others changed
   // things since): the new session's reply says whether exclusive caching comes back,
   // and the kernel forgets what it cached.
-  bool was_exclusive = exclusive_ || owned_.size() > 0;
-  exclusive_ = false;
-  owned_.clear();
-  grant_waiting_ = false;
-  lease_lapsed_ = false;  // the new session's reply decides
-  if (was_exclusive && kernel_invalidator_ && !stopping_) {
+  bool held_rights = rights_.evicted();
+  if (held_rights && kernel_invalidator_ && !stopping_) {
     spawn_checked(executor(), kernel_invalidator_());
   }
   // What this client knew exactly may have changed since its session was fenced.

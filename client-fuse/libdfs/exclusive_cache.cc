@@ -1,9 +1,8 @@
 // FileClient: exclusive caching and owned directories as rights the MDS grants and
-// recalls (docs/capabilities.md, "Exclusive caching" and "Directory rights"). Every
-// fast path asks alone(ino); exclusive_ is set only by the MDS's grant (a session reply
-// or a pushed notice), owned directories only by their creation, and both are cleared
-// the moment a recall arrives, before anything is pushed, so that nothing new is
-// deferred or buffered under them while the old is flushed.
+// recalls (docs/capabilities.md, "Exclusive caching" and "Directory rights"). What is
+// held and the rules of giving it back are CacheRights's; this file does what its
+// answers ask: push what was deferred and buffered, have the kernel drop its caches,
+// acknowledge, and watch the lease.
 #include <spdlog/spdlog.h>
 
 #include <utility>
@@ -31,101 +30,78 @@ void FileClient::on_mds_push(const rpc::Frame& frame) {
 
 void FileClient::on_dirs_recalled(const std::vector<Ino>& dirs, uint64_t seq,
                                   const std::string& reason) {
-  // Applied whatever its seq: giving a directory up is always safe, and the MDS waits
-  // for the answer (a resent recall of directories given up already is answered too).
-  bool dropped = owned_.give_up(dirs);
-  if (dropped) {
+  CacheRights::DirsRecall recall = rights_.dirs_recalled(dirs, seq);
+  if (recall.dropped) {
     for (Ino dir : dirs) dirs_.forget(dir);
     ++setattr_calls_;  // listings fetched ahead are stale
   }
-  if (giving_up_) {
-    acks_pending_.push_back(seq);
-    invalidate_again_ |= dropped;
-    return;
-  }
-  spawn_checked(executor(), give_up_rights(seq, reason, false, dropped));
+  if (recall.start) spawn_checked(executor(), give_up_rights(*recall.start, reason));
 }
 
 void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string& reason,
                                  bool from_session_reply) {
-  // A session reply answers our own open and is the MDS's word at that moment; a pushed
-  // notice counts only if it is newer than what we applied (a late grant must not undo
-  // a recall that overtook it).
-  if (!from_session_reply && seq <= cache_seq_) return;
-  cache_seq_ = std::max(cache_seq_, seq);
-  if (exclusive) {
-    if (stopping_ || !options_.exclusive || exclusive_) return;
-    // During a give-up (the MDS may grant again as soon as it has the acknowledgement),
-    // the grant is taken up once the give-up is over.
-    grant_waiting_ = true;
-    grant_reason_ = reason;
-    take_grant_when_quiet();
-    return;
-  }
-  grant_waiting_ = false;
-  if (!exclusive_ && !giving_up_) {
-    // Nothing to give up; a pushed recall of a right we never applied is still answered.
-    if (!from_session_reply) spawn_checked(executor(), give_up_rights(seq, reason, false, false));
-    return;
-  }
-  if (giving_up_) {
-    // The running give-up answers it with a round of its own.
-    invalidate_again_ |= exclusive_;
-    exclusive_ = false;
-    acks_pending_.push_back(seq);
-    return;
-  }
-  exclusive_ = false;  // from here on nothing is deferred, buffered or answered locally
-  spawn_checked(executor(), give_up_rights(seq, reason, true, true));
+  auto give_up = rights_.exclusive_notice(exclusive, seq, from_session_reply, reason);
+  if (give_up) spawn_checked(executor(), give_up_rights(*give_up, reason));
+  take_grant_when_quiet();  // a grant is taken up now if nothing stops it
+}
+
+bool FileClient::asks_to_own(Ino parent) const {
+  return options_.exclusive && !stopping_ && !rights_.lease_lapsed() && !alone(parent) &&
+         rights_.owned().may_own_more();
+}
+
+void FileClient::claim_granted(Ino parent, uint64_t epoch) {
+  spawn_checked(executor(), settle_claim(parent, epoch, mds_.answers_mark()));
+}
+
+awaitable<void> FileClient::settle_claim(Ino parent, uint64_t epoch, uint64_t mark) {
+  co_await mds_.answers_settled(mark);
+  if (stopping_ || !rights_.own_claimed(parent, epoch)) co_return;
+  spdlog::debug("directory {} is owned by this mount from now on ({} owned)", parent,
+                rights_.owned().size());
 }
 
 void FileClient::forget_exact_knowledge() {
-  if (owned_.size() == 0) {
+  const OwnedDirs& owned = rights_.owned();
+  if (owned.size() == 0) {
     known_.clear();
     dirs_.clear();
   } else {
-    std::erase_if(known_, [this](const auto& kv) { return !owned_.covers(kv.first); });
-    dirs_.retain_if([this](uint64_t dir) { return owned_.owns(dir); });
+    std::erase_if(known_, [&owned](const auto& kv) { return !owned.covers(kv.first); });
+    dirs_.retain_if([&owned](uint64_t dir) { return owned.owns(dir); });
   }
   ++setattr_calls_;  // listings fetched ahead are stale
 }
 
 void FileClient::take_grant_when_quiet() {
-  if (!grant_waiting_ || exclusive_ || giving_up_ || stopping_ || lease_lapsed_) return;
-  for (const auto& [ino, st] : states_) {
-    if (st->handles > 0 || st->has_unrecorded_writes()) return;  // asked again at its release
-  }
-  grant_waiting_ = false;
+  if (!rights_.grant_waiting()) return;
+  bool quiet = std::none_of(states_.begin(), states_.end(), [](const auto& kv) {
+    return kv.second->handles > 0 || kv.second->has_unrecorded_writes();
+  });  // if not, asked again at the last release
+  if (!rights_.take_grant(quiet)) return;
   forget_exact_knowledge();  // learned while shared
   if (on_exclusive_) on_exclusive_();
-  exclusive_ = true;
   spdlog::info("exclusive caching granted by the MDS ({}): deferring, writing behind and "
                "caching as the only mount",
-               grant_reason_);
+               rights_.grant_reason());
 }
 
-awaitable<void> FileClient::give_up_rights(uint64_t seq, std::string reason, bool was_exclusive,
-                                           bool dropped) {
-  giving_up_ = true;
-  acks_pending_ = {seq};
-  invalidate_again_ = dropped;
+awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::string reason) {
   auto started = Clock::now();
-  if (was_exclusive) {
+  if (give_up.was_exclusive) {
     spdlog::info("exclusive caching recalled by the MDS ({}): pushing what was deferred",
                  reason);
-  } else if (dropped) {
+  } else if (give_up.dropped) {
     spdlog::info("owned directories recalled by the MDS ({}): pushing what was deferred",
                  reason);
   }
   // Each round answers the recalls that had arrived when it began. A recall arriving
   // meanwhile may have stopped rights under which changes were deferred after the
   // round's pushes began: it gets a round of its own before it is acknowledged.
-  while (!acks_pending_.empty()) {
-    std::vector<uint64_t> answering = std::move(acks_pending_);
-    acks_pending_.clear();
+  while (auto round = rights_.next_round()) {
     // The kernel's dirty pages first: they come back through write() (synchronous
     // where the right went), and its cached names and attributes go.
-    if (std::exchange(invalidate_again_, false) && kernel_invalidator_ && !stopping_) {
+    if (round->invalidate_kernel && kernel_invalidator_ && !stopping_) {
       co_await kernel_invalidator_();
     }
     // Deferred changes, write-behind, buffered file data and sizes.
@@ -137,9 +113,9 @@ awaitable<void> FileClient::give_up_rights(uint64_t seq, std::string reason, boo
     }
     // An operation that checked the right before the recall and resumed since may have
     // deferred one more change: it goes too, before the acknowledgement.
-    for (int round = 0; round < 3 && (!deferred_ops_.empty() || !attr_queue_.empty() ||
-                                      mds_.deferred_pending());
-         ++round) {
+    for (int i = 0; i < 3 && (!deferred_ops_.empty() || !attr_queue_.empty() ||
+                              mds_.deferred_pending());
+         ++i) {
       (void)co_await sync_metadata();
     }
     forget_exact_knowledge();  // it may change under us from now on
@@ -153,22 +129,20 @@ awaitable<void> FileClient::give_up_rights(uint64_t seq, std::string reason, boo
     }
     for (auto& st : lingering) co_await drop_state(st);
     proto::CacheAckRequest ack;
-    for (uint64_t s : answering) ack.add_seqs(s);
+    for (uint64_t s : round->answering) ack.add_seqs(s);
     auto acked = co_await mds_.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
     if (!acked) {
       spdlog::warn("acknowledging a recall of caching rights: {}", acked.error().to_string());
     }
   }
-  giving_up_ = false;
-  if (was_exclusive) {
+  const auto took_ms = std::chrono::duration_cast<Duration>(Clock::now() - started).count();
+  if (give_up.was_exclusive) {
     spdlog::info("exclusive caching given up in {} ms; this mount now asks the MDS (shared) "
                  "outside the {} directories it owns",
-                 std::chrono::duration_cast<Duration>(Clock::now() - started).count(),
-                 owned_.size());
-  } else if (dropped) {
-    spdlog::info("owned directories given up in {} ms; {} still owned",
-                 std::chrono::duration_cast<Duration>(Clock::now() - started).count(),
-                 owned_.size());
+                 took_ms, rights_.owned().size());
+  } else if (give_up.dropped) {
+    spdlog::info("owned directories given up in {} ms; {} still owned", took_ms,
+                 rights_.owned().size());
   }
   take_grant_when_quiet();  // granted again meanwhile (the other mount left)
 }
@@ -191,12 +165,8 @@ awaitable<void> FileClient::lease_watch_loop() {
     const auto now = Clock::now();
     if (now - last_tick > kTick + kAfterPause) patient_until = now + kAfterPause;
     last_tick = now;
-    if (stopping_ || (!exclusive_ && owned_.size() == 0) || lease_lapsed_ || giving_up_ ||
-        now < mds_.lease_expires() || now < patient_until) {
-      continue;
-    }
-    lease_lapsed_ = true;  // owned directories are suspended until a renewal
-    exclusive_ = false;  // nothing more is answered, deferred or buffered here alone
+    if (stopping_ || now < mds_.lease_expires() || now < patient_until) continue;
+    if (!rights_.lapse()) continue;  // nothing held, or lapsed or being given up already
     forget_exact_knowledge();
     for (auto& [ino, st] : states_) st->readahead.clear();
     spdlog::warn("the MDS has not answered a renewal for most of the session timeout: this "
@@ -207,24 +177,17 @@ awaitable<void> FileClient::lease_watch_loop() {
 }
 
 void FileClient::on_renewed(const proto::RenewReply& reply) {
-  if (!lease_lapsed_) return;
-  lease_lapsed_ = false;
-  if (reply.dirs_recall() != 0 && owned_.size() > 0) {
-    // A recall of owned directories is under way and has not reached this mount: they
-    // all stay given up (the recall, resent until answered, is answered then).
+  CacheRights::Renewal renewal =
+      rights_.renewed(reply.exclusive(), reply.cache_seq(), reply.dirs_recall() != 0);
+  if (!renewal.was_lapsed) return;
+  if (renewal.dirs_dropped > 0) {
     spdlog::info("the MDS answers again; the {} owned directories stay given up (a recall "
                  "is under way)",
-                 owned_.size());
-    owned_.clear();
+                 renewal.dirs_dropped);
   }
-  // Anything newer than what this mount applied (a recall under way, a grant) comes as
-  // a pushed notice, which is resent until answered.
-  if (!reply.exclusive() || reply.cache_seq() != cache_seq_) {
+  if (renewal.exclusive_lost) {
     spdlog::info("the MDS answers again; exclusive caching stays given up (the MDS moved on)");
-    return;
   }
-  grant_waiting_ = true;
-  grant_reason_ = "the lease renewed, the right unchanged";
   take_grant_when_quiet();
 }
 

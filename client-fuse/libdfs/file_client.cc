@@ -42,6 +42,7 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
     : options_(std::move(options)),
       objects_(std::move(objects)),
       mds_(*objects_),
+      rights_(options_.exclusive),
       listings_(options_.exclusive ? options_.prefetch_listings : 0),
       data_ahead_(options_.exclusive ? options_.data_ahead_bytes : 0),
       listing_arrived_(objects_->executor()) {
@@ -58,8 +59,8 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
     on_cache_rights(reply.exclusive(), reply.cache_seq(), "session reply", true);
   });
   mds_.set_cache_claims([this](proto::SessionRequest& request) {
-    request.set_holds_exclusive(exclusive_);
-    for (Ino dir : owned_.dirs()) request.add_owned_dirs(dir);
+    request.set_holds_exclusive(rights_.exclusive());
+    for (Ino dir : rights_.owned().dirs()) request.add_owned_dirs(dir);
   });
   mds_.on_renewed([this](const proto::RenewReply& reply) { on_renewed(reply); });
   mds_.set_deferred_source([this] { return take_deferred(); });
@@ -89,6 +90,7 @@ FileClient::~FileClient() {
   // The flusher must not outlive us: stop it on the I/O thread, then the thread.
   run([](FileClient* self) -> awaitable<void> {
     self->stopping_ = true;
+    self->rights_.stop();
     if (self->flusher_timer_) self->flusher_timer_->cancel();
     if (self->lease_timer_) self->lease_timer_->cancel();
     if (self->deferred_timer_) self->deferred_timer_->cancel();
@@ -263,21 +265,24 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
   request.set_rdev(rdev);
   request.set_exclusive(true);
   // A new directory is ours until another mount touches it (OwnedDirs).
-  request.set_own(S_ISDIR(mode) && options_.exclusive && owned_.may_own_more());
+  request.set_own(S_ISDIR(mode) && options_.exclusive && rights_.owned().may_own_more());
   if (auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, request)) {
     co_return std::move(*made->mutable_inode());
   }
+  request.set_own_parent(asks_to_own(parent));
+  const uint64_t epoch = rights_.ownership_epoch();
   auto made = co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
   Result<proto::Inode> inode = made ? Result<proto::Inode>(made->inode())
                                     : Result<proto::Inode>(unexpected(made.error()));
   if (made) {
+    if (made->parent_owned()) claim_granted(parent, epoch);
     learn_reply(*made);
     prefer_newer(*inode);
-    if (made->owned()) owned_.own(inode->ino());
-    if (!S_ISDIR(inode->mode())) owned_.file_created(inode->ino(), parent);
+    if (made->owned()) rights_.owned().own(inode->ino());
+    if (!S_ISDIR(inode->mode())) rights_.owned().file_created(inode->ino(), parent);
   }
   after_add(parent, name, inode);
-  if (inode && S_ISDIR(inode->mode()) && (exclusive_ || owned_.owns(inode->ino()))) {
+  if (inode && S_ISDIR(inode->mode()) && (rights_.exclusive() || rights_.owned().owns(inode->ino()))) {
     dirs_.created(inode->ino());
   }
   co_return inode;
@@ -295,7 +300,7 @@ awaitable<Result<proto::Inode>> FileClient::symlink(Creds creds, Ino parent, std
   }
   auto inode = co_await mds_inode(rpc::kMdsSymlink, std::move(request), creds, true);
   after_add(parent, name, inode);
-  if (inode) owned_.file_created(inode->ino(), parent);
+  if (inode) rights_.owned().file_created(inode->ino(), parent);
   co_return inode;
 }
 
@@ -314,11 +319,11 @@ awaitable<Result<std::string>> FileClient::readlink(Creds creds, Ino ino) {
 awaitable<Result<proto::Inode>> FileClient::link(Creds creds, Ino ino, Ino new_parent,
                                                  std::string new_name) {
   DFS_CO_TRY_STATUS(check_name(new_name));
-  if (owned_.covers(ino)) {
+  if (rights_.owned().covers(ino)) {
     // A second name, maybe where others look: what is buffered of the file goes to the
     // MDS first, and the file is no longer covered by its directory.
     if (auto st = held(ino)) DFS_CO_AWAIT_CHECK(flush_state(st));
-    owned_.file_left(ino);
+    rights_.owned().file_left(ino);
   }
   proto::LinkRequest request;
   request.set_ino(ino);
@@ -347,7 +352,7 @@ awaitable<Result<proto::Inode>> FileClient::unlink(Creds creds, Ino parent, std:
   dirs_.removed(parent, name);
   if (directory) {
     dirs_.forget(inode.ino());
-    owned_.removed(inode.ino());
+    rights_.owned().removed(inode.ino());
   }
   // A file that lost its last name and is only lingering here: let the MDS purge it now.
   if (inode.nlink() == 0) drop_soon(held(inode.ino()));
@@ -363,11 +368,11 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
     co_return std::move(*deferred);
   }
   if (auto moving = dirs_.ino_of(parent, name);
-      moving && owned_.covers(*moving) && !owned_.owns(new_parent)) {
+      moving && rights_.owned().covers(*moving) && !rights_.owned().owns(new_parent)) {
     // Out of the owned directories, where others may look: what is buffered of the file
     // goes to the MDS first, and the file is no longer covered.
     if (auto st = held(*moving)) DFS_CO_AWAIT_CHECK(flush_state(st));
-    owned_.file_left(*moving);
+    rights_.owned().file_left(*moving);
   }
   proto::RenameRequest request;
   request.set_parent(parent);
@@ -388,10 +393,10 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
     uint64_t moved = reply.changed_size() > 0 ? reply.changed(0).ino() : 0;
     dirs_.removed(parent, name);
     dirs_.added(new_parent, new_name, moved);
-    owned_.file_moved(moved, new_parent);
+    rights_.owned().file_moved(moved, new_parent);
   } else {
-    if (auto a = dirs_.ino_of(parent, name)) owned_.file_left(*a);
-    if (auto b = dirs_.ino_of(new_parent, new_name)) owned_.file_left(*b);
+    if (auto a = dirs_.ino_of(parent, name)) rights_.owned().file_left(*a);
+    if (auto b = dirs_.ino_of(new_parent, new_name)) rights_.owned().file_left(*b);
   }
   if (reply.did_replace() && S_ISDIR(reply.replaced().mode())) dirs_.forget(reply.replaced().ino());
   for (const auto& other : reply.changed()) learn(other);  // the moved inode, the parents

@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "client-fuse/libdfs/async_sync.h"
+#include "client-fuse/libdfs/cache_rights.h"
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/data_ahead.h"
 #include "client-fuse/libdfs/dir_cache.h"
 #include "client-fuse/libdfs/listing_prefetch.h"
 #include "client-fuse/libdfs/mds_session.h"
 #include "client-fuse/libdfs/object_client.h"
-#include "client-fuse/libdfs/owned_dirs.h"
 #include "client-fuse/libdfs/striping.h"
 #include "common/locks/lock_table.h"
 
@@ -130,13 +130,11 @@ class FileClient {
   const proto::SessionReply& session() const { return mds_.session(); }
   // Whether this mount holds exclusive caching now (granted by the MDS; it changes when
   // the MDS recalls or grants it).
-  bool exclusive() const { return exclusive_; }
+  bool exclusive() const { return rights_.exclusive(); }
   // Whether this mount may cache and defer for `ino` as if it were the only mount:
   // it holds exclusive caching, or `ino` is a directory it owns or a file it created in
-  // one (OwnedDirs) and its lease holds. Every fast path asks this, on the I/O thread.
-  bool alone(Ino ino) const {
-    return exclusive_ || (!lease_lapsed_ && owned_.covers(ino));
-  }
+  // one and its lease holds (CacheRights). Every fast path asks this, on the I/O thread.
+  bool alone(Ino ino) const { return rights_.alone(ino); }
   // alone() for the file of an open handle (false for an unknown handle).
   bool alone_handle(Fh fh) const;
   // What the kernel caches must be dropped when the right is recalled: the owner (the
@@ -364,12 +362,18 @@ class FileClient {
   // A recall of owned directories (docs/capabilities.md, "Directory rights"): they and
   // the files created in them stop being covered at once, then give_up_rights runs.
   void on_dirs_recalled(const std::vector<Ino>& dirs, uint64_t seq, const std::string& reason);
-  // A recall of exclusive caching (`exclusive_` cleared by the caller) or of owned
-  // directories: pushes what was deferred and buffered, has the kernel drop what it
-  // cached when a right was actually given up (`dropped`), forgets what is no longer
-  // covered, then acknowledges `seq` and every recall that arrived meanwhile.
-  awaitable<void> give_up_rights(uint64_t seq, std::string reason, bool was_exclusive,
-                                 bool dropped);
+  // Runs the give-up rights_ just started: round by round, pushes what was deferred and
+  // buffered, has the kernel drop what it cached when a right actually went, forgets
+  // what is no longer covered, and acknowledges the round's recalls.
+  awaitable<void> give_up_rights(CacheRights::GiveUp give_up, std::string reason);
+  // Whether a create in `parent` asks the MDS to own it (MknodRequest.own_parent): an
+  // existing directory nobody owns becomes this mount's, as if it had created it.
+  bool asks_to_own(Ino parent) const;
+  // The MDS gave `parent` to a create asked for at ownership epoch `epoch`. It is owned
+  // here once the answers to calls started before this reply are in (they may predate
+  // the grant), unless a recall came meanwhile.
+  void claim_granted(Ino parent, uint64_t epoch);
+  awaitable<void> settle_claim(Ino parent, uint64_t epoch, uint64_t mark);
   // Takes up a granted right once no file is open here: an open file's state was last
   // refreshed at its open, and another mount may have changed the file since.
   void take_grant_when_quiet();
@@ -385,17 +389,8 @@ class FileClient {
   // nothing happened to the right since (no recall, no newer grant) takes it up again.
   awaitable<void> lease_watch_loop();
   void on_renewed(const proto::RenewReply& reply);
-  bool lease_lapsed_ = false;
   std::shared_ptr<asio::steady_timer> lease_timer_;
-  bool exclusive_ = false;
-  OwnedDirs owned_;
-  bool grant_waiting_ = false;
-  std::string grant_reason_;
   std::function<void()> on_exclusive_;
-  uint64_t cache_seq_ = 0;    // of the last grant or recall applied
-  bool giving_up_ = false;    // a give_up_rights is running
-  std::vector<uint64_t> acks_pending_;  // recalls it has yet to answer
-  bool invalidate_again_ = false;       // one of them stopped a right: the kernel's caches go
   std::function<awaitable<void>()> kernel_invalidator_;
   // Deferred attribute changes (deferred_attrs.cc). In exclusive mode a chmod, chown or
   // utimes by root on an inode known exactly is answered at once with the MDS's own
@@ -501,6 +496,8 @@ class FileClient {
   FileClientOptions options_;
   std::unique_ptr<ObjectClient> objects_;
   MdsSession mds_;
+  // The rights the MDS granted this mount and the state of giving them back.
+  CacheRights rights_;
   std::unordered_map<Ino, std::shared_ptr<FileState>> states_;  // open or dirty files
   std::unordered_map<Fh, std::shared_ptr<Handle>> handles_;
   // What the MDS last told us about each inode the kernel holds. Xattrs are answered

@@ -65,7 +65,7 @@ void FileClient::forget(Ino ino) {
     known_.erase(ino);
     // The kernel knows it no more; a later lookup learns it from the MDS, without the
     // history that made it ours.
-    owned_.file_left(ino);
+    rights_.owned().file_left(ino);
   }
   dirs_.forget(ino);
   drop_listed_data(ino);
@@ -169,7 +169,7 @@ void FileClient::drop_listed_data(Ino ino) {
 }
 
 std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, int flags) {
-  if (!exclusive_ || options_.readdir_inline_max == 0) return std::nullopt;
+  if (!rights_.exclusive() || options_.readdir_inline_max == 0) return std::nullopt;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return std::nullopt;
   const Known* k = known(ino);
   if (!k || !k->exact || !S_ISREG(k->inode.mode()) || !k->inode.inline_()) return std::nullopt;
@@ -193,7 +193,7 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
 
 awaitable<std::optional<OpenFile>> FileClient::open_from_data_ahead(const Creds& creds, Ino ino,
                                                                     int flags) {
-  if (!exclusive_ || !data_ahead_.enabled() || held(ino)) co_return std::nullopt;
+  if (!rights_.exclusive() || !data_ahead_.enabled() || held(ino)) co_return std::nullopt;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) co_return std::nullopt;
   const Known* k = known(ino);
   if (!k || !k->exact || !S_ISREG(k->inode.mode()) || k->inode.inline_()) co_return std::nullopt;
@@ -288,11 +288,14 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
     file.created = true;
     co_return file;
   }
+  request.set_own_parent(asks_to_own(parent));
+  const uint64_t epoch = rights_.ownership_epoch();
   auto result =
       co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
   after_add(parent, name, result);
   if (!result) co_return unexpected(std::move(result).error());
   proto::MknodReply made = std::move(*result);
+  if (made.parent_owned()) claim_granted(parent, epoch);
   if (!S_ISREG(made.inode().mode())) {
     // O_CREAT without O_EXCL on a name that is not a regular file: the MDS counted an
     // open we cannot use.
@@ -302,7 +305,7 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
         "create over an existing non-file");
   }
   learn_reply(made);
-  if (made.created()) owned_.file_created(made.inode().ino(), parent);
+  if (made.created()) rights_.owned().file_created(made.inode().ino(), parent);
   // The kernel's dentry said the name was free; an existing file means it was stale.
   bool created = made.created() || (flags & O_EXCL);
   OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
@@ -446,6 +449,7 @@ awaitable<Status> FileClient::sync_all() {
 
 awaitable<Status> FileClient::shutdown() {
   stopping_ = true;
+  rights_.stop();
   if (flusher_timer_) flusher_timer_->cancel();
   if (deferred_timer_) deferred_timer_->cancel();
   Status synced = co_await sync_all();  // deferred changes ride along with its MDS sync

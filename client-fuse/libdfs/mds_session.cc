@@ -9,7 +9,7 @@
 namespace dfs::client {
 
 MdsSession::MdsSession(ObjectClient& objects)
-    : objects_(objects), deferred_answered_(objects.executor()) {
+    : objects_(objects), deferred_answered_(objects.executor()), calls_(objects.executor()) {
   deferred_answered_.expires_at(asio::steady_timer::time_point::max());
   // The subscriber outlives us (it belongs to `objects`): the listener checks we live.
   std::weak_ptr<bool> alive = alive_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client-fuse/libdfs/creds.h"
+#include "client-fuse/libdfs/in_flight_calls.h"
 #include "client-fuse/libdfs/object_client.h"
 #include "common/proto/mds.pb.h"
 #include "common/rpc/connection.h"
@@ -43,11 +44,19 @@ class MdsSession {
   awaitable<Result<Resp>> call(uint32_t method, Req request, const Creds& creds, bool mutating) {
     stamp(request, creds, mutating);
     note_change(method, mutating);
+    InFlightCalls::Running running(calls_);
     auto frame = co_await call_raw(method, request.SerializeAsString());
     note_change(method, mutating);
     if (!frame) co_return unexpected(std::move(frame).error());
     co_return rpc::parse_body<Resp>(frame->body);
   }
+
+  // A right granted in a reply holds for the answers to calls started after that reply
+  // arrived (InFlightCalls): take answers_mark() when it arrives, and cache under the
+  // right once answers_settled(mark) has ended. Lock waits (call_unbounded) and
+  // display-only questions (call_brief) are not counted: their answers cache nothing.
+  uint64_t answers_mark() const { return calls_.mark(); }
+  awaitable<void> answers_settled(uint64_t mark) { return calls_.settled(mark); }
 
   // For the on_new_instance hook only: `request` goes at once, alone. The hook runs
   // inside the connection attempt of a call that may be a batch of deferred changes;
@@ -59,6 +68,7 @@ class MdsSession {
                                      bool mutating) {
     stamp(request, creds, mutating);
     note_change(method, mutating);
+    InFlightCalls::Running running(calls_);
     auto frame = co_await call_with_retries(method, request.SerializeAsString());
     note_change(method, mutating);
     if (!frame) co_return unexpected(std::move(frame).error());
@@ -248,6 +258,7 @@ class MdsSession {
   // changed by a later mkdir was answered from a prediction made before it.)
   int deferred_in_flight_ = 0;
   asio::steady_timer deferred_answered_;  // cancelled when deferred_in_flight_ drops to 0
+  InFlightCalls calls_;  // call() and call_alone(): answers that may feed caches
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
   uint64_t visible_changes_ = 0;

@@ -31,6 +31,15 @@ bool DirRights::created(const std::string& client, uint64_t dir) {
   return true;
 }
 
+bool DirRights::claimed_existing(const std::string& client, uint64_t dir) {
+  if (auto it = owners_.find(dir); it != owners_.end()) return it->second.owner == client;
+  if (auto it = recalled_at_.find(dir);
+      it != recalled_at_.end() && Clock::now() - it->second < kContested) {
+    return false;
+  }
+  return created(client, dir);
+}
+
 void DirRights::reasserted(const std::string& client, const std::vector<uint64_t>& dirs) {
   size_t taken = 0;
   for (uint64_t dir : dirs) {
@@ -87,9 +96,12 @@ void DirRights::start_recall(const std::string& owner, std::vector<uint64_t> dir
                              std::string reason) {
   Recall recall;
   recall.seq = next_seq_();
-  for (uint64_t dir : dirs) owners_[dir].recall_seq = recall.seq;
-  recall.dirs = std::move(dirs);
   recall.started = Clock::now();
+  for (uint64_t dir : dirs) {
+    owners_[dir].recall_seq = recall.seq;
+    recalled_at_[dir] = recall.started;
+  }
+  recall.dirs = std::move(dirs);
   recall.reason = std::move(reason);
   spdlog::info("directory rights: recalling {} director{} from {} ({})", recall.dirs.size(),
                recall.dirs.size() == 1 ? "y" : "ies", owner, recall.reason);
@@ -159,12 +171,14 @@ void DirRights::tick(Clock::time_point now) {
     }
   }
   for (auto& [owner, reason] : evictions) evict_(owner, reason);
+  std::erase_if(recalled_at_, [now](const auto& kv) { return now - kv.second >= kContested; });
 }
 
 void DirRights::clear() {
   owners_.clear();
   counts_.clear();
   recalls_.clear();
+  recalled_at_.clear();
   ++generation_;
   changed_.cancel();
 }

@@ -8,8 +8,15 @@
 // `dirs`) and waits: the owner pushes what it deferred and buffered, drops what it
 // cached and acknowledges (kMdsCacheAck), and only then is the request served. An owner
 // that does not acknowledge within the recall timeout is evicted (the owner's EvictFn),
-// which also ends the wait. A recalled directory is shared from then on; ownership is
-// given only at creation. Sessions re-assert what they owned after a takeover.
+// which also ends the wait. Sessions re-assert what they owned after a takeover.
+//
+// A mount that creates in an existing directory nobody owns may ask for it too
+// (MknodRequest.own_parent). It is safe to give: a mount that does not own a directory
+// caches nothing of it (its kernel keeps nothing, its client asks the MDS), so nobody
+// holds anything the new owner's changes could make stale, and the next touch by
+// another mount recalls it as above. What it costs is the recall, so a directory that
+// was recalled is not given that way again for kContested: two mounts working in one
+// directory share it instead of passing it back and forth.
 //
 // Owned by the MdsService on its I/O thread; no locking.
 #pragma once
@@ -38,12 +45,18 @@ class DirRights {
   // Most directories one session may own; a creation past it is not owned (the client
   // keeps a lower bound of its own, so that its prediction of a deferred mkdir holds).
   static constexpr size_t kMaxOwnedPerSession = 1u << 16;
+  // How long a recalled directory is not given to a mount asking for an existing one.
+  static constexpr Duration kContested{300'000};
 
   DirRights(asio::any_io_executor executor, Duration recall_timeout, SendFn send, EvictFn evict,
             SeqFn next_seq);
 
   // `client` created `dir` and asked to own it. False (not owned) past the bound.
   bool created(const std::string& client, uint64_t dir);
+  // `client` asked to own `dir`, an existing directory it is about to create in. True
+  // when it owns it now: nobody owns it, it was not recalled within kContested, and
+  // `client` is under the bound (or owns it already).
+  bool claimed_existing(const std::string& client, uint64_t dir);
   // After a takeover: what `client` owned under the previous instance. Directories
   // another session owns here already stay with it.
   void reasserted(const std::string& client, const std::vector<uint64_t>& dirs);
@@ -95,6 +108,8 @@ class DirRights {
   std::unordered_map<uint64_t, Owned> owners_;
   std::unordered_map<std::string, size_t> counts_;        // directories owned, per session
   std::map<std::string, std::vector<Recall>> recalls_;    // per owner, oldest first
+  // When each directory was last recalled; forgotten after kContested (tick).
+  std::unordered_map<uint64_t, Clock::time_point> recalled_at_;
   asio::steady_timer changed_;  // cancelled to wake every waiting claim()
   uint64_t generation_ = 0;     // bumped by clear(): waiters of before give up
 };

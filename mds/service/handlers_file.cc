@@ -20,19 +20,22 @@ constexpr int kMaxVersionRetries = 8;
 awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::string client) {
   bool open = req.open();
   bool own = req.own() && S_ISDIR(req.mode());
+  // Given before the create is applied: from then on another mount's touch of the
+  // parent recalls it, so nothing changes there unseen between this create and the
+  // owner's next one.
+  bool parent_owned = req.own_parent() && dir_rights_.claimed_existing(client, req.parent());
   proto::MdsLogEntry entry;
   *entry.mutable_mknod() = std::move(req);
   auto reply = co_await submit(std::move(entry));
-  if (reply && (open || own)) {
+  if (reply && (open || own || parent_owned)) {
     proto::MknodReply made;
     if (made.ParseFromString(reply->body)) {
       if (open) {
         sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), made.inode().ino());
       }
-      if (own && made.created()) {
-        made.set_owned(dir_rights_.created(client, made.inode().ino()));
-        reply->body = made.SerializeAsString();
-      }
+      if (own && made.created()) made.set_owned(dir_rights_.created(client, made.inode().ino()));
+      made.set_parent_owned(parent_owned);
+      reply->body = made.SerializeAsString();
     }
   }
   co_return reply;

@@ -23,12 +23,16 @@
 #   8. directory rights: A and B each write a tree into a directory of their own at
 #      once; `dfs client ls` shows each owning the directories it made; then each reads
 #      the other's tree whole (never synced), which recalls every directory from its
-#      owner (its log says so, and `dfs client ls` shows none owned).
+#      owner (its log says so, and `dfs client ls` shows none owned);
+#   9. directories that exist: A (remounted, owning nothing) and B each create files in
+#      a directory of their own that neither owns, and each is given its directory
+#      (`dfs client ls`); each reads the other's files whole (never synced), which
+#      recalls them; a new file in a directory recalled a moment ago leaves it shared.
 # DFS_TWO_MOUNTS_CHECKS="2 4" runs only some checks (B is then mounted at once);
 # DFS_TWO_MOUNTS_OPTIONS="cache=shared" adds mount.dfs -o options to both mounts.
 source "$(dirname "$0")/lib.sh"
 
-checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6 7 8}"
+checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6 7 8 9}"
 run_check() { [[ " ${checks//,/ } " == *" $1 "* ]]; }
 ok() { echo "ok: $*"; }
 races="$(dirname "$0")/mount_races.py"
@@ -90,6 +94,14 @@ visible_on_b() {
   sync -f "$mnt/$1"
   for _ in $(seq 100); do [ -e "$mnt2/$1" ] && return 0; sleep 0.1; done
   fail "B does not see $1 10 s after A created it and synced"
+}
+
+# owned_counts: the number of directories each renewing session owns, as `dfs client ls`
+# shows them, on one line.
+owned_counts() {
+  dfs_cli client ls --format json | python3 -c '
+import json, sys
+print(" ".join(str(s["owned_dirs"]) for s in json.load(sys.stdin)["sessions"] if s["renewing"]))'
 }
 
 # race KIND NAME COUNT: mount_races.py KIND from A and B at once, on $mnt/NAME and
@@ -301,9 +313,7 @@ if run_check 8; then
   helpers+=("$writer_a")
   own_tree "$mnt2" B
   wait "$writer_a" || fail "A's writes into its own directory failed"
-  owned="$(dfs_cli client ls --format json | python3 -c '
-import json, sys
-print(" ".join(str(s["owned_dirs"]) for s in json.load(sys.stdin)["sessions"] if s["renewing"]))')"
+  owned="$(owned_counts)"
   for n in $owned; do
     [ "$n" -ge 7 ] || { dfs_cli client ls; fail "a mount owns $n directories, not the 7 it made (owned: $owned)"; }
   done
@@ -320,12 +330,64 @@ print(" ".join(str(s["owned_dirs"]) for s in json.load(sys.stdin)["sessions"] if
     grep -q "owned directories given up" "$wlog" ||
       fail "mount $who's log does not say it gave its directories up"
   done
-  after="$(dfs_cli client ls --format json | python3 -c '
-import json, sys
-print(" ".join(str(s["owned_dirs"]) for s in json.load(sys.stdin)["sessions"] if s["renewing"]))')"
+  after="$(owned_counts)"
   for n in $after; do
     [ "$n" -eq 0 ] || fail "a mount still owns $n directories after the other read them (owned: $after)"
   done
   ok "reading them recalled every directory from its owner (owned now: $after)"
+fi
+if run_check 9; then
+  step "9. A and B create files in existing directories nobody owns, then read each other's"
+  mkdir -p "$mnt/claim/a" "$mnt/claim/b"
+  remount_a  # its new session owns nothing; the directories exist
+  [ -d "$mnt2/claim/b" ] || fail "B does not see the directories A made before its remount"
+  # claim_files ROOT WHO: 40 files into ROOT/claim/WHO.
+  claim_files() {
+    local j
+    for j in $(seq 1 40); do printf '%s %d\n%*s\n' "$2" "$j" $((j * 11)) "" >"$1/claim/$2/f$j"; done
+  }
+  given_up_count() { grep -c "owned directories given up" "$1" || true; }
+  given_up_a="$(given_up_count "$cluster/log/client.log")"
+  given_up_b="$(given_up_count "$log_b")"
+  mkdir -p "$work/claim-ref/claim/a" "$work/claim-ref/claim/b"
+  claim_files "$work/claim-ref" a
+  claim_files "$work/claim-ref" b
+  claim_files "$mnt" a &
+  writer_a=$!
+  helpers+=("$writer_a")
+  claim_files "$mnt2" b
+  wait "$writer_a" || fail "A's writes into claim/a failed"
+  owned="$(owned_counts)"
+  [ "$(echo "$owned" | wc -w)" = 2 ] || fail "dfs client ls lists owned directories '$owned', not two mounts'"
+  for n in $owned; do
+    [ "$n" -eq 1 ] || { dfs_cli client ls; fail "a mount owns $n directories, not the one it writes in (owned: $owned)"; }
+  done
+  ok "each mount was given the existing directory it creates in ($owned)"
+  d="$(diff <(tree_list "$work/claim-ref/claim/a") <(tree_list "$mnt2/claim/a") 2>&1)" || true
+  [ -z "$d" ] || { echo "$d" | head -20; fail "B reads A's files in claim/a differently from what A wrote"; }
+  d="$(diff <(tree_list "$work/claim-ref/claim/b") <(tree_list "$mnt/claim/b") 2>&1)" || true
+  [ -z "$d" ] || { echo "$d" | head -20; fail "A reads B's files in claim/b differently from what B wrote"; }
+  after="$(owned_counts)"
+  for n in $after; do
+    [ "$n" -eq 0 ] || fail "a mount still owns $n directories after the other read them (owned: $after)"
+  done
+  # Each client counted its directory as owned too: giving it up is logged.
+  for _ in $(seq 50); do
+    [ "$(given_up_count "$cluster/log/client.log")" -gt "$given_up_a" ] &&
+      [ "$(given_up_count "$log_b")" -gt "$given_up_b" ] && break
+    sleep 0.1
+  done
+  [ "$(given_up_count "$cluster/log/client.log")" -gt "$given_up_a" ] ||
+    fail "mount A's log does not say it gave claim/a up"
+  [ "$(given_up_count "$log_b")" -gt "$given_up_b" ] || fail "mount B's log does not say it gave claim/b up"
+  ok "each mount reads the other's files whole, and reading recalled both directories"
+  echo again >"$mnt/claim/a/again"
+  echo again >"$mnt2/claim/b/again"
+  after="$(owned_counts)"
+  for n in $after; do
+    [ "$n" -eq 0 ] || fail "a directory recalled a moment ago was given again (owned: $after)"
+  done
+  [ "$(cat "$mnt2/claim/a/again")" = again ] || fail "B does not read A's new file in the shared claim/a"
+  ok "a directory recalled a moment ago stays shared when its former owner creates there again"
 fi
 echo "PASS"

@@ -149,4 +149,30 @@ TEST_CASE("mds/dir_rights: re-asserted directories, a bound per session, and cle
   CHECK(f.rights.owned_by("x") == DirRights::kMaxOwnedPerSession);
 }
 
+TEST_CASE("mds/dir_rights: an existing directory is given to who asks, unless recalled lately") {
+  Fixture f;
+  CHECK(f.rights.claimed_existing("a", 10));  // nobody owns it
+  CHECK(f.rights.claimed_existing("a", 10));  // asked again: still its own
+  CHECK_FALSE(f.rights.claimed_existing("b", 10));  // a owns it
+  CHECK(f.rights.conflicts("b", {10}));
+
+  bool done = false;
+  f.claim("b", {10}, &done);  // b touches it: recalled from a
+  REQUIRE(f.sent.size() == 1);
+  f.rights.acknowledged("a", f.sent[0].seq);
+  f.poll();
+  CHECK(done);
+  // Both work there now: it is given to neither while it is contested.
+  CHECK_FALSE(f.rights.claimed_existing("a", 10));
+  CHECK_FALSE(f.rights.claimed_existing("b", 10));
+  CHECK(f.rights.owned_by("a") == 0);
+  // A new directory is not affected, and creation ignores the contest (a new inode).
+  CHECK(f.rights.claimed_existing("b", 11));
+
+  f.rights.tick(Clock::now() + DirRights::kContested + Duration(1000));
+  CHECK(f.rights.claimed_existing("a", 10));  // quiet long enough
+  f.rights.ended("a");
+  CHECK(f.rights.claimed_existing("b", 10));  // a session's end is no recall
+}
+
 }  // namespace dfs::mds::test

@@ -1,0 +1,125 @@
+#include "client-fuse/libdfs/cache_rights.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace dfs::client {
+
+std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive, uint64_t seq,
+                                                                 bool from_session_reply,
+                                                                 std::string reason) {
+  if (!from_session_reply && seq <= cache_seq_) return std::nullopt;
+  cache_seq_ = std::max(cache_seq_, seq);
+  if (exclusive) {
+    if (stopped_ || !want_exclusive_ || exclusive_) return std::nullopt;
+    grant_waiting_ = true;
+    grant_reason_ = std::move(reason);
+    return std::nullopt;
+  }
+  grant_waiting_ = false;
+  if (giving_up_) {
+    // The running give-up answers it with a round of its own.
+    invalidate_again_ |= exclusive_;
+    exclusive_ = false;
+    acks_pending_.push_back(seq);
+    return std::nullopt;
+  }
+  if (!exclusive_) {
+    // Nothing to give up; a pushed recall of a right never applied is still answered.
+    if (from_session_reply) return std::nullopt;
+    return start_give_up(seq, GiveUp{.was_exclusive = false, .dropped = false});
+  }
+  exclusive_ = false;  // from here on nothing is deferred, buffered or answered alone
+  return start_give_up(seq, GiveUp{.was_exclusive = true, .dropped = true});
+}
+
+CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& dirs,
+                                                   uint64_t seq) {
+  DirsRecall out;
+  ++ownership_epoch_;
+  out.dropped = owned_.give_up(dirs);
+  if (giving_up_) {
+    acks_pending_.push_back(seq);
+    invalidate_again_ |= out.dropped;
+    return out;
+  }
+  out.start = start_give_up(seq, GiveUp{.was_exclusive = false, .dropped = out.dropped});
+  return out;
+}
+
+bool CacheRights::own_claimed(uint64_t dir, uint64_t epoch_asked) {
+  if (epoch_asked != ownership_epoch_ || !owned_.may_own_more()) return false;
+  owned_.own(dir);
+  return true;
+}
+
+CacheRights::GiveUp CacheRights::start_give_up(uint64_t seq, GiveUp give_up) {
+  giving_up_ = true;
+  acks_pending_ = {seq};
+  invalidate_again_ = give_up.dropped;
+  return give_up;
+}
+
+std::optional<CacheRights::Round> CacheRights::next_round() {
+  if (acks_pending_.empty()) {
+    giving_up_ = false;
+    return std::nullopt;
+  }
+  Round round{std::exchange(acks_pending_, {}), std::exchange(invalidate_again_, false)};
+  return round;
+}
+
+bool CacheRights::take_grant(bool quiet) {
+  if (!grant_waiting_ || exclusive_ || giving_up_ || stopped_ || lease_lapsed_ || !quiet) {
+    return false;
+  }
+  grant_waiting_ = false;
+  exclusive_ = true;
+  return true;
+}
+
+bool CacheRights::lapse() {
+  if (!holds_any() || lease_lapsed_ || giving_up_) return false;
+  lease_lapsed_ = true;  // owned directories are suspended until a renewal
+  lapsed_exclusive_ = exclusive_;
+  exclusive_ = false;
+  return true;
+}
+
+CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_cache_seq,
+                                          bool dirs_recall_pending) {
+  Renewal out;
+  if (!lease_lapsed_) return out;
+  out.was_lapsed = true;
+  lease_lapsed_ = false;
+  if (dirs_recall_pending && owned_.size() > 0) {
+    // The recall, resent until answered, has not reached this mount yet: which of them
+    // it names is unknown here, so they all go (it is answered when it arrives).
+    out.dirs_dropped = owned_.size();
+    owned_.clear();
+  }
+  // Anything newer than what this mount applied (a recall, a grant) comes as a pushed
+  // notice, resent until answered.
+  if (!mds_says_exclusive || mds_cache_seq != cache_seq_ || !want_exclusive_ || stopped_) {
+    out.exclusive_lost = std::exchange(lapsed_exclusive_, false);
+    return out;
+  }
+  lapsed_exclusive_ = false;
+  grant_waiting_ = true;
+  grant_reason_ = "the lease renewed, the right unchanged";
+  out.exclusive_back = true;
+  return out;
+}
+
+bool CacheRights::evicted() {
+  bool held = holds_any();
+  ++ownership_epoch_;
+  exclusive_ = false;
+  owned_.clear();
+  grant_waiting_ = false;
+  lease_lapsed_ = false;  // the new session's reply decides
+  lapsed_exclusive_ = false;
+  return held;
+}
+
+}  // namespace dfs::client
