@@ -28,8 +28,8 @@ Status set_nonblocking(int fd) {
 
 }  // namespace
 
-awaitable<Status> serve_fuse_channel(fuse_session* session,
-                                     std::chrono::microseconds busy_poll) {
+awaitable<Status> serve_fuse_channel(fuse_session* session, std::chrono::microseconds busy_poll,
+                                     std::function<void()> on_signal) {
   auto executor = co_await asio::this_coro::executor;
   int fd = fuse_session_fd(session);
   DFS_CO_TRY_STATUS(set_nonblocking(fd));
@@ -45,6 +45,7 @@ awaitable<Status> serve_fuse_channel(fuse_session* session,
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("signal {}: unmounting", signal);
+    if (on_signal) on_signal();
     fuse_session_exit(session);
     device.cancel();
     full_wait.cancel();

@@ -9,7 +9,8 @@
 //
 // Contract: call on the client's executor (FileClient::run) after fuse_session_mount.
 // Returns when the file system is unmounted (the kernel answers ENODEV), or on
-// SIGINT, SIGTERM or SIGHUP (the session is marked exited; the caller unmounts).
+// SIGINT, SIGTERM or SIGHUP (the session is marked exited; the caller unmounts), after
+// calling `on_signal` (if set) on this thread.
 // Back-pressure: while the requests being worked on reach the in-flight limit
 // (reply.h), /dev/fuse is not read, which holds callers in the kernel's queue.
 // Handlers run on this thread and must not block: every later request waits for them.
@@ -25,13 +26,14 @@
 #include <fuse_lowlevel.h>
 
 #include <chrono>
+#include <functional>
 
 #include "common/rpc/asio.h"
 #include "common/status/status.h"
 
 namespace dfs::fuse {
 
-awaitable<Status> serve_fuse_channel(fuse_session* session,
-                                     std::chrono::microseconds busy_poll);
+awaitable<Status> serve_fuse_channel(fuse_session* session, std::chrono::microseconds busy_poll,
+                                     std::function<void()> on_signal = {});
 
 }  // namespace dfs::fuse

@@ -278,6 +278,7 @@ awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std
       co_return make_error(ErrorCode::kFenced, "session " + entity +
                                                    " was evicted while this request was in flight");
     }
+    deadline = objects_.retry_deadline(deadline);
     if (left_until(deadline).count() <= 0) {
       co_return unexpected(std::move(last).with_context("MDS request " + std::to_string(method) +
                                                         " gave up after " +
@@ -289,7 +290,10 @@ awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std
       auto left =
           std::min(attempt_timeout.value_or(objects_.options().attempt_timeout), left_until(deadline));
       auto reply = co_await (*conn)->call(method, body, {}, std::max(left, Duration(1)));
-      if (reply) co_return reply;
+      if (reply) {
+        objects_.answered();
+        co_return reply;
+      }
       last = std::move(reply).error();
     } else {
       last = std::move(conn).error();

@@ -115,6 +115,7 @@ awaitable<Result<rpc::Frame>> ObjectClient::to_primary(
       co_return make_error(ErrorCode::kFenced, "session " + entity +
                                                    " was evicted while this request was in flight");
     }
+    deadline = retry_deadline(deadline);
     if (left_until(deadline).count() <= 0) {
       co_return unexpected(std::move(last).with_context("gave up after " + std::to_string(attempt - 1) +
                                                         " attempts"));
@@ -131,7 +132,10 @@ awaitable<Result<rpc::Frame>> ObjectClient::to_primary(
     const auto* primary = maps_.map().osd(acting.front());
     auto reply = co_await messenger_.call(primary->addr(), method, body(t, maps_.epoch()), data,
                                           min_duration(options_.attempt_timeout, left_until(deadline)));
-    if (reply) co_return reply;
+    if (reply) {
+      answered();
+      co_return reply;
+    }
     if (reply.error().code() == ErrorCode::kFenced && entity == entity_ && on_fenced_) {
       on_fenced_(reply.error());
     }
@@ -143,6 +147,11 @@ awaitable<Result<rpc::Frame>> ObjectClient::to_primary(
                  "woken by a new map or the backoff alike");
     backoff = min_duration(backoff * 2, Duration(1000));
   }
+}
+
+void ObjectClient::stop_retrying_after(Duration grace) {
+  stop_grace_ = grace;
+  stop_retrying_at_ = Clock::now() + grace;
 }
 
 awaitable<Result<proto::WriteReply>> ObjectClient::mutate(std::string pool, std::string name,

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,6 +102,21 @@ class ObjectClient {
   void on_mds_push(std::function<void(const rpc::Frame&)> hook) { on_mds_push_ = std::move(hook); }
   const ClientOptions& options() const { return options_; }
 
+  // A stopping mount must not wait on a cluster that has gone, nor drop what a live one
+  // still takes: from this call on, requests (here and the MDS session's) are retried
+  // only while the cluster answered something within the last `grace`, and no wait
+  // outlasts that. Use on executor().
+  void stop_retrying_after(Duration grace);
+  // The end of an operation that would otherwise end at `op_deadline`: earlier once
+  // stop_retrying_after() was called and the cluster has been silent for its grace.
+  Clock::time_point retry_deadline(Clock::time_point op_deadline) const {
+    return std::min(op_deadline, stop_retrying_at_);
+  }
+  // A request was answered: the cluster is alive (keeps a stopping mount pushing).
+  void answered() {
+    if (stop_grace_) stop_retrying_at_ = std::max(stop_retrying_at_, Clock::now() + *stop_grace_);
+  }
+
   // --- blocking API: runs `task` on the I/O thread and waits for it ---
   template <class T>
   T run(awaitable<T> task) {
@@ -134,6 +150,8 @@ class ObjectClient {
 
   ClientOptions options_;
   std::string entity_;
+  std::optional<Duration> stop_grace_;  // set by stop_retrying_after()
+  Clock::time_point stop_retrying_at_ = Clock::time_point::max();
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   rpc::Messenger messenger_;

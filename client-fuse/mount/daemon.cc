@@ -28,6 +28,11 @@
 namespace dfs::mount {
 namespace {
 
+// After a stop signal: how long the cluster may stay silent before what the mount
+// still holds is given up. A stop must end well before systemd's SIGKILL, and a
+// cluster that answers keeps taking what is left.
+constexpr Duration kStopGrace{2000};
+
 // libfuse's own messages go to our log; its last error explains a failed mount.
 std::mutex fuse_log_mu;
 std::string last_fuse_error;  // guarded by fuse_log_mu
@@ -239,8 +244,11 @@ int serve(const MountOptions& o, Reporter& reporter) {
     reporter.fail("cannot mount on " + o.mountpoint + fuse_error_suffix());
   } else {
     spdlog::info("mounted {} on {} as client.{}", o.source_text, o.mountpoint, o.name);
+    // A signal asks the daemon to stop: no more waiting op_timeout on a silent cluster.
+    auto stop_soon = [&fc] { fc.objects().stop_retrying_after(kStopGrace); };
     Status served = fc.run(fuse::serve_fuse_channel(
-        se, std::chrono::microseconds(mount::busy_poll_us_for(o.busy_poll_us, usable_cpus()))));
+        se, std::chrono::microseconds(mount::busy_poll_us_for(o.busy_poll_us, usable_cpus())),
+        stop_soon));
     if (!served) spdlog::error("{}", served.error().to_string());
     // No more notifications to a session being torn down.
     fc.run([](fuse::FuseContext* c) -> awaitable<void> {

@@ -40,6 +40,18 @@ bool DirRights::claimed_existing(const std::string& client, uint64_t dir) {
   return created(client, dir);
 }
 
+void DirRights::give_back(const std::string& client, uint64_t dir) {
+  auto it = owners_.find(dir);
+  if (it != owners_.end() && it->second.owner == client && it->second.recall_seq == 0) {
+    disown(it);
+  }
+}
+
+bool DirRights::owns(const std::string& client, uint64_t dir) const {
+  auto it = owners_.find(dir);
+  return it != owners_.end() && it->second.owner == client;
+}
+
 void DirRights::reasserted(const std::string& client, const std::vector<uint64_t>& dirs) {
   size_t taken = 0;
   for (uint64_t dir : dirs) {

@@ -57,6 +57,10 @@ class DirRights {
   // when it owns it now: nobody owns it, it was not recalled within kContested, and
   // `client` is under the bound (or owns it already).
   bool claimed_existing(const std::string& client, uint64_t dir);
+  // `client`'s create in `dir` failed after claimed_existing() gave it `dir`: it goes
+  // back, unless a recall of it is under way already (its acknowledgement ends that).
+  void give_back(const std::string& client, uint64_t dir);
+  bool owns(const std::string& client, uint64_t dir) const;
   // After a takeover: what `client` owned under the previous instance. Directories
   // another session owns here already stay with it.
   void reasserted(const std::string& client, const std::vector<uint64_t>& dirs);

@@ -23,10 +23,15 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
   // Given before the create is applied: from then on another mount's touch of the
   // parent recalls it, so nothing changes there unseen between this create and the
   // owner's next one.
-  bool parent_owned = req.own_parent() && dir_rights_.claimed_existing(client, req.parent());
+  const uint64_t parent = req.parent();
+  const bool owned_before = dir_rights_.owns(client, parent);
+  bool parent_owned = req.own_parent() && dir_rights_.claimed_existing(client, parent);
   proto::MdsLogEntry entry;
   *entry.mutable_mknod() = std::move(req);
   auto reply = co_await submit(std::move(entry));
+  // A failed create's reply does not tell the client it owns the parent: it must not
+  // stay owned (every other mount's touch of it would wait for a recall for nothing).
+  if (!reply && parent_owned && !owned_before) dir_rights_.give_back(client, parent);
   if (reply && (open || own || parent_owned)) {
     proto::MknodReply made;
     if (made.ParseFromString(reply->body)) {

@@ -5,8 +5,16 @@
 #  2. with no monitor ever up it fails after mount_timeout with one clear line, and
 #     leaves nothing mounted and no process behind;
 #  3. umount of a mount whose cluster has gone finishes (no `umount -l`), and the
-#     client process exits soon after (a shutdown never waits on a dead cluster).
+#     client process exits soon after (a shutdown never waits on a dead cluster);
+#  4. a stop signal to a client whose cluster has gone, with a change still deferred
+#     (a create in a directory it was given), ends it within 5 s and unmounts.
 source "$(dirname "$0")/lib.sh"
+
+# alive PID: the process runs (an exited one may stay a zombie until it is reaped).
+alive() {
+  local state
+  state="$(ps -o stat= -p "$1" 2>/dev/null)" && [ "${state:0:1}" != Z ]
+}
 
 start_cluster --mds 1
 umount "$mnt"
@@ -40,12 +48,12 @@ timeout 30 umount "$mnt" || fail "umount of a mount whose cluster is gone did no
 printf 'umount took %.1f s\n' "$(echo "$EPOCHREALTIME - $started" | bc)"
 mountpoint -q "$mnt" && fail "still mounted after umount"
 if [ -n "$client_pid" ]; then
-  for _ in $(seq 1 300); do kill -0 "$client_pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 300); do alive "$client_pid" || break; sleep 0.1; done
   # What a shutdown does to what is left of a mount unit: SIGTERM.
-  if kill -0 "$client_pid" 2>/dev/null; then
+  if alive "$client_pid"; then
     kill -TERM "$client_pid"
-    for _ in $(seq 1 50); do kill -0 "$client_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$client_pid" 2>/dev/null && fail "the client (pid $client_pid) outlived umount and SIGTERM"
+    for _ in $(seq 1 50); do alive "$client_pid" || break; sleep 0.1; done
+    alive "$client_pid" && fail "the client (pid $client_pid) outlived umount and SIGTERM"
     echo "the client exited on SIGTERM after umount"
   else
     echo "the client exited by itself after umount"
@@ -67,4 +75,22 @@ grep -q "^mount.dfs: .*127.0.0.1:$port" "$work/mount2.out" ||
 mountpoint -q "$mnt" && fail "something is mounted after a failed mount"
 sleep 1
 pgrep -f "mount.dfs $source_text $mnt" && fail "a client process is left after a failed mount"
+
+step "4. SIGTERM to a mounted client whose cluster has gone"
+"$repo/tools/dfs-dev" up --no-build --no-mount --dir "$cluster" --port "$port" --mds 1 \
+  >"$work/up4.log" 2>&1 || { cat "$work/up4.log"; fail "restarting the cluster failed"; }
+"$build/client-fuse/mount.dfs" "$source_text" "$mnt" -o "$fstab_options" ||
+  fail "mount.dfs failed with the cluster up"
+client_pid="$(pgrep -f "mount.dfs $source_text $mnt" | head -1)"
+mkdir "$mnt/stop" && echo "held" >"$mnt/stop/one" && echo "held" >"$mnt/stop/two" ||
+  fail "writing before the stop failed"
+for n in mds.a osd.0 osd.1 osd.2 mon.a mon.b mon.c; do
+  "$repo/tools/dfs-dev" kill "$n" --dir "$cluster" >/dev/null || true
+done
+started=$EPOCHREALTIME
+kill -TERM "$client_pid"
+for _ in $(seq 1 50); do alive "$client_pid" || break; sleep 0.1; done
+alive "$client_pid" && fail "the client (pid $client_pid) still runs 5 s after SIGTERM"
+printf 'the client exited %.1f s after SIGTERM\n' "$(echo "$EPOCHREALTIME - $started" | bc)"
+mountpoint -q "$mnt" && fail "still mounted after the client stopped"
 echo "PASS"

@@ -169,6 +169,11 @@ TEST_CASE("mds/dir_rights: an existing directory is given to who asks, unless re
   // A new directory is not affected, and creation ignores the contest (a new inode).
   CHECK(f.rights.claimed_existing("b", 11));
 
+  CHECK(f.rights.owns("b", 11));
+  f.rights.give_back("b", 11);  // its create failed
+  CHECK_FALSE(f.rights.owns("b", 11));
+  CHECK(f.rights.owned_by("b") == 0);
+
   f.rights.tick(Clock::now() + DirRights::kContested + Duration(1000));
   CHECK(f.rights.claimed_existing("a", 10));  // quiet long enough
   f.rights.ended("a");
