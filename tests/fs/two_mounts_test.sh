@@ -104,6 +104,16 @@ import json, sys
 print(" ".join(str(s["owned_dirs"]) for s in json.load(sys.stdin)["sessions"] if s["renewing"]))'
 }
 
+# on_both FN A_ARG B_ARG: FN "$mnt" A_ARG and FN "$mnt2" B_ARG at once; waits for both
+# (A's runs in the background).
+on_both() {
+  "$1" "$mnt" "$2" &
+  local on_a=$!
+  helpers+=("$on_a")
+  "$1" "$mnt2" "$3"
+  wait "$on_a" || fail "$1 on mount A failed"
+}
+
 # race KIND NAME COUNT: mount_races.py KIND from A and B at once, on $mnt/NAME and
 # $mnt2/NAME; waits for both.
 race() {
@@ -308,11 +318,7 @@ if run_check 8; then
   mkdir "$work/own-ref"
   own_tree "$work/own-ref" A
   own_tree "$work/own-ref" B
-  own_tree "$mnt" A &
-  writer_a=$!
-  helpers+=("$writer_a")
-  own_tree "$mnt2" B
-  wait "$writer_a" || fail "A's writes into its own directory failed"
+  on_both own_tree A B
   owned="$(owned_counts)"
   for n in $owned; do
     [ "$n" -ge 7 ] || { dfs_cli client ls; fail "a mount owns $n directories, not the 7 it made (owned: $owned)"; }
@@ -352,11 +358,7 @@ if run_check 9; then
   mkdir -p "$work/claim-ref/claim/a" "$work/claim-ref/claim/b"
   claim_files "$work/claim-ref" a
   claim_files "$work/claim-ref" b
-  claim_files "$mnt" a &
-  writer_a=$!
-  helpers+=("$writer_a")
-  claim_files "$mnt2" b
-  wait "$writer_a" || fail "A's writes into claim/a failed"
+  on_both claim_files a b
   owned="$(owned_counts)"
   [ "$(echo "$owned" | wc -w)" = 2 ] || fail "dfs client ls lists owned directories '$owned', not two mounts'"
   for n in $owned; do
