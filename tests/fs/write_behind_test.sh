@@ -15,9 +15,10 @@ timeout_s=4
 
 start_cluster --mds 1
 mount_opts="name=admin,conf=$cluster/dfs.conf,log_file=$cluster/log/client.log,op_timeout=$timeout_s"
+# remount [MORE OPTIONS]
 remount() {
   unmount_client
-  "$build/client-fuse/mount.dfs" "127.0.0.1:$port:/" "$mnt" -o "$mount_opts" ||
+  "$build/client-fuse/mount.dfs" "127.0.0.1:$port:/" "$mnt" -o "$mount_opts${1:+,$1}" ||
     fail "mount.dfs failed"
 }
 remount
@@ -43,7 +44,10 @@ python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)
   fail "fsync failed"
 pkill -KILL -f "mount.dfs .* $mnt( |\$)" || fail "no client to kill"
 umount -l "$mnt" 2>/dev/null || true
-remount
+# The killed mount held exclusive caching: the new one's session waits until the MDS has
+# evicted it for not answering the recall (the session timeout, 30 s, the same as the
+# default mount_timeout).
+remount mount_timeout=90
 [ "$(sha256sum <"$mnt/synced")" = "$want" ] || fail "the fsync'd file differs after the client was killed"
 for i in 1 2 3 4 5; do
   got="$(stat -c %y "$mnt/timed$i")"
