@@ -154,6 +154,11 @@ int main(int argc, char** argv) {
   if (!session_timeout) return fail(session_timeout.error().to_string());
   if (*session_timeout < 1000) return fail("session_timeout_ms must be at least 1000");
   options.session_timeout = dfs::Duration(*session_timeout);
+  // After a takeover: how long clients of the previous active MDS have to reconnect.
+  auto reconnect_grace = config.get_int(section, "reconnect_grace_ms", 10000);
+  if (!reconnect_grace) return fail(reconnect_grace.error().to_string());
+  if (*reconnect_grace < 1000) return fail("reconnect_grace_ms must be at least 1000");
+  options.reconnect_grace = dfs::Duration(*reconnect_grace);
   // 1 (default): reply once a mutation is applied and logged, make the log durable in
   // the background and let fsync wait for it; 0: every reply waits for the disk.
   auto early = config.get_int(section, "early_replies", 1);

@@ -9,7 +9,10 @@
 namespace dfs::client {
 
 MdsSession::MdsSession(ObjectClient& objects)
-    : objects_(objects), deferred_answered_(objects.executor()), calls_(objects.executor()) {
+    : objects_(objects),
+      renew_wake_(objects.executor()),
+      deferred_answered_(objects.executor()),
+      calls_(objects.executor()) {
   deferred_answered_.expires_at(asio::steady_timer::time_point::max());
   // The subscriber outlives us (it belongs to `objects`): the listener checks we live.
   std::weak_ptr<bool> alive = alive_;
@@ -19,12 +22,16 @@ MdsSession::MdsSession(ObjectClient& objects)
 }
 
 void MdsSession::follow_rank_move() {
-  if (!session_conn_ || !session_conn_->is_open()) return;
   const auto* mds = objects_.maps().map().mds_for_rank(0);
-  if (!mds || mds->addr() == session_addr_) return;
-  spdlog::info("mds rank 0 moved to {} at {} (map epoch {}); leaving {}", mds->name(), mds->addr(),
-               objects_.maps().epoch(), session_addr_);
-  session_conn_->close("rank 0 is served by " + mds->name() + " now");
+  if (!mds || session_addr_.empty() || mds->addr() == session_addr_) return;
+  if (session_conn_ && session_conn_->is_open()) {
+    spdlog::info("mds rank 0 moved to {} at {} (map epoch {}); leaving {}", mds->name(),
+                 mds->addr(), objects_.maps().epoch(), session_addr_);
+    session_conn_->close("rank 0 is served by " + mds->name() + " now");
+  }
+  // Re-open the session there now (a renewal does), not at the next call or renewal: a
+  // new active MDS serves nobody until the mounts of the previous one are back.
+  renew_wake_.cancel();
 }
 
 awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time_point deadline) {
@@ -88,7 +95,8 @@ awaitable<void> MdsSession::renew_loop(std::weak_ptr<bool> alive) {
   for (;;) {
     // session_ may change (a new MDS): read the timeout each round.
     Duration interval(std::max<uint64_t>(250, session_.session_timeout_ms() / 4));
-    co_await sleep_for(interval);
+    renew_wake_.expires_after(interval);
+    co_await renew_wake_.async_wait(use_awaitable_tuple);  // or woken by follow_rank_move()
     if (!alive.lock()) co_return;
     proto::RenewRequest request;
     request.set_sent_at_ms(static_cast<uint64_t>(

@@ -226,7 +226,8 @@ class MdsSession {
   // A new map names another active MDS for rank 0 (its leader changed): drop the
   // connection to the old one, so that calls waiting on it are retried at the new one
   // at once rather than after attempt_timeout (a leader cut off from the network never
-  // answers, and its socket may not notice for minutes).
+  // answers, and its socket may not notice for minutes), and renew at once, which opens
+  // the session there.
   void follow_rank_move();
   awaitable<void> renew_loop(std::weak_ptr<bool> alive);
   // The MDS answered a session open or renewal sent at `sent`, giving `lease_ms`.
@@ -244,6 +245,7 @@ class MdsSession {
   std::function<void(proto::SessionRequest&)> cache_claims_;
   std::function<void(const proto::SessionReply&)> on_session_reply_;
   bool renewing_ = false;
+  asio::steady_timer renew_wake_;  // the renewal loop's wait; cancelled to renew at once
   Clock::time_point lease_expires_{};
   std::function<void(const proto::RenewReply&)> on_renewed_;
   std::function<std::vector<Deferred>()> deferred_source_;

@@ -67,6 +67,7 @@ awaitable<void> MdsService::lease_loop() {
                    entity_, std::chrono::duration_cast<Duration>(stalled).count());
     }
     if (!serving_) continue;
+    end_reconnect_phase_if_due();
     cache_.tick(now);
     dir_rights_.tick(now);
     for (auto& client : sessions_.overdue(now, options_.session_timeout)) {

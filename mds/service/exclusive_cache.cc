@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/util/wall_clock.h"
@@ -139,6 +140,18 @@ void ExclusiveCache::tick(Clock::time_point now) {
 void ExclusiveCache::begin_grace(Clock::time_point now, Duration grace) {
   grace_until_ = now + grace;
   seq_ = std::max(seq_, wall_clock_seq_base());
+}
+
+void ExclusiveCache::end_grace(Clock::time_point now) {
+  grace_until_ = std::min(grace_until_, now);
+  if (!recall_) grant_if_alone(now);
+}
+
+awaitable<void> ExclusiveCache::given_up_for(const std::string& client) {
+  const uint64_t generation = generation_;
+  while (holder_ && *holder_ != client && wanting_.count(client) && generation == generation_) {
+    co_await changed_.async_wait(use_awaitable_tuple);
+  }
 }
 
 void ExclusiveCache::clear() {

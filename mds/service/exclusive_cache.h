@@ -50,6 +50,14 @@ class ExclusiveCache {
   void tick(Clock::time_point now);
   // After a takeover or start: until `grace` has passed, only re-asserted rights count.
   void begin_grace(Clock::time_point now, Duration grace);
+  // Every session of the previous instance is back (or evicted): the grace ends now, and
+  // a session left alone is granted the right.
+  void end_grace(Clock::time_point now);
+  // Returns once no session other than `client` holds the right while `client` wants it
+  // (at once in the usual case). That happens only after a takeover: a mount that
+  // re-asserts the right after others opened their sessions holds it until it has pushed
+  // what it deferred, and their requests must not read the state it changes meanwhile.
+  awaitable<void> given_up_for(const std::string& client);
   // This replica stops serving: waiters are answered "shared" and everything is forgotten.
   void clear();
 

@@ -19,6 +19,9 @@ Result<rpc::Reply> to_reply(Result<M> result) {
 }  // namespace
 
 awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, std::string client) {
+  // Back after a takeover: not evicted when the reconnect phase ends, which it does once
+  // what this session re-asserts below is recorded and no other session is missing.
+  reconnect_.reconnected(client);
   // First: a mount that cached alone until now pushes its changes before this session
   // reads anything (the root included).
   auto cache = co_await cache_.open(client, req.wants_cache(), req.holds_exclusive());
@@ -26,6 +29,7 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
   if (req.wants_cache() && req.owned_dirs_size() > 0) {
     dir_rights_.reasserted(client, {req.owned_dirs().begin(), req.owned_dirs().end()});
   }
+  end_reconnect_phase_if_due();
   auto root = co_await read_inode(kRootIno);
   if (!root) co_return unexpected(std::move(root).error());
   proto::SessionReply reply;

@@ -25,9 +25,27 @@ constexpr uint32_t kMdsMethods[] = {
     rpc::kMdsSessionClose,
 };
 
-// How long a new active MDS waits for clients to re-assert their locks before it takes
-// new ones. Clients follow the map to it within seconds of the takeover.
-constexpr Duration kLockReassertGrace{10000};
+// Requests that never wait for the reconnect phase: the session's own (a re-open is what
+// ends the phase), the answers to recalls, locks (which have their own re-assertion
+// grace) and the operators' view of the sessions.
+bool waits_for_reconnects(uint32_t method) {
+  switch (method) {
+    case rpc::kMdsSession:
+    case rpc::kMdsRenew:
+    case rpc::kMdsSessionClose:
+    case rpc::kMdsCacheAck:
+    case rpc::kMdsLock:
+    case rpc::kMdsLockCancel:
+    case rpc::kMdsLockRelease:
+    case rpc::kMdsLockReassert:
+    case rpc::kMdsClientList:
+    case rpc::kMdsClientEvict:
+    case rpc::kMdsStatFs:
+      return false;
+    default:
+      return true;
+  }
+}
 
 uint64_t random_instance() {
   std::random_device rd;
@@ -50,6 +68,7 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
       cache_(executor, options_.session_timeout, send_cache_notice(), evict_soon()),
       dir_rights_(executor, options_.session_timeout, send_cache_notice(), evict_soon(),
                   [this] { return cache_.issue_seq(); }),
+      reconnect_(executor),
       purge_wake_(executor),
       housekeeping_wake_(executor),
       started_at_(Clock::now()),
@@ -99,16 +118,64 @@ Status MdsService::load() {
                  replication_->options().replicas.size());
     return ok_status();  // the active replica loads the rest when it takes over
   }
-  locks_.begin_reassert(kLockReassertGrace);  // clients held locks before a restart
+  locks_.begin_reassert(options_.reconnect_grace);  // clients held locks before a restart
   DFS_TRY_STATUS(load_volatile_state());
-  begin_cache_grace();
+  begin_reconnect_phase();
   return ok_status();
 }
 
-void MdsService::begin_cache_grace() {
+void MdsService::begin_reconnect_phase() {
   cache_.clear();
   dir_rights_.clear();
-  if (sessions_.size() > 0) cache_.begin_grace(Clock::now(), kLockReassertGrace);
+  reconnect_.clear();
+  if (sessions_.size() == 0) return;
+  auto now = Clock::now();
+  cache_.begin_grace(now, options_.reconnect_grace);
+  std::set<std::string> awaited;
+  for (const auto& [client, session] : sessions_.all()) {
+    if (check_not_fenced(client)) awaited.insert(client);  // an evicted one never comes back
+  }
+  spdlog::info("{}: waiting up to {} ms for {} client session(s) of the previous instance to "
+               "reconnect before serving their requests",
+               entity_, options_.reconnect_grace.count(), awaited.size());
+  reconnect_.begin(std::move(awaited), now + options_.reconnect_grace);
+}
+
+void MdsService::end_reconnect_phase_if_due() {
+  if (reconnect_ending_ || !reconnect_.due(Clock::now())) return;
+  reconnect_ending_ = true;
+  spawn_checked(executor_, end_reconnect_phase());
+}
+
+awaitable<void> MdsService::end_reconnect_phase() {
+  auto started = reconnect_.deadline() - options_.reconnect_grace;
+  const raft::Term term = serving_term_;  // a later term's phase is not this one's to end
+  std::set<std::string> missing = reconnect_.awaited();
+  // What a missing session deferred must never land over what others change next: it is
+  // fenced before anyone else's request is served.
+  size_t evictions = 0;
+  for (const auto& client : missing) {
+    if (reconnect_.awaited().count(client) == 0) continue;  // came back meanwhile
+    ++evictions;
+    auto evicted = co_await evict(client, "did not reconnect within " +
+                                              std::to_string(options_.reconnect_grace.count()) +
+                                              " ms of the takeover");
+    if (!evicted && evicted.error().code() == ErrorCode::kUnavailable) break;  // standby now
+  }
+  reconnect_ending_ = false;
+  if (!serving_ || serving_term_ != term || !reconnect_.running()) co_return;
+  reconnect_.end();
+  cache_.end_grace(Clock::now());
+  auto took = std::chrono::duration_cast<Duration>(Clock::now() - started);
+  spdlog::info("{}: reconnect phase over after {} ms ({} session(s) evicted for not "
+               "reconnecting); serving every request",
+               entity_, took.count(), evictions);
+}
+
+awaitable<void> MdsService::wait_for_previous_rights(uint32_t method, const std::string& client) {
+  if (!waits_for_reconnects(method)) co_return;
+  if (reconnect_.running() && cache_.holder() != client) co_await reconnect_.wait();
+  if (serving_) co_await cache_.given_up_for(client);
 }
 
 Status MdsService::load_volatile_state() {
@@ -262,8 +329,8 @@ awaitable<void> MdsService::become_active(raft::Term term) {
   fenced_here_.clear();
   // Locks are volatile: clients re-assert the ones they held under the previous active
   // MDS before anyone may take new ones.
-  locks_.begin_reassert(kLockReassertGrace);
-  begin_cache_grace();
+  locks_.begin_reassert(options_.reconnect_grace);
+  begin_reconnect_phase();
   serving_ = true;
   serving_term_ = term;
   spdlog::info("{}: active for rank {} at raft term {} (log index {})", entity_, options_.fs.rank,
@@ -285,6 +352,7 @@ void MdsService::become_standby() {
   locks_.stop_serving();  // waiting lock requests ask the next active MDS
   cache_.clear();         // waiting session opens go to the next active MDS
   dir_rights_.clear();    // and so do requests waiting for a recall
+  reconnect_.clear();     // and those waiting for the reconnect phase
   sessions_.clear();
   orphans_.clear();
   spawn_checked(executor_, boot_loop());
@@ -347,8 +415,12 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
     header = probe.header();
   }
   if (!serving_) co_return unexpected(standby_error());
-  if (method == rpc::kMdsBatch) co_return co_await on_batch(std::move(body), std::move(conn));
   std::string client = client_of(header, conn);
+  if (claims == Claims::kWait) {
+    co_await wait_for_previous_rights(method, client);
+    if (!serving_) co_return unexpected(standby_error());
+  }
+  if (method == rpc::kMdsBatch) co_return co_await on_batch(std::move(body), std::move(conn));
   if (method == rpc::kMdsSession) {
     proto::SessionRequest hello;
     if (hello.ParseFromString(body) && !hello.client().empty()) client = hello.client();

@@ -25,6 +25,7 @@
 #include "mds/service/exclusive_cache.h"
 #include "mds/service/lock_service.h"
 #include "mds/service/rank_replication.h"
+#include "mds/service/reconnect_phase.h"
 #include "mds/service/sessions.h"
 
 namespace dfs::mds {
@@ -47,6 +48,10 @@ struct MdsOptions {
   // A client that renews its session and stops for this long is evicted and fenced
   // (docs/architecture.md, "Client sessions and eviction").
   Duration session_timeout{30000};
+  // After a takeover or restart: how long the new active MDS waits for the client
+  // sessions of the previous instance to re-open and re-assert their locks and caching
+  // rights before it serves anyone else (those still missing are evicted).
+  Duration reconnect_grace{10000};
   Duration idle_session_expiry{300000};  // a session without connection ends after this
   Duration housekeeping_interval{5000};
   int blocking_threads = 4;
@@ -190,9 +195,19 @@ class MdsService {
   // Ends sessions (closed, expired, evicted): their locks, caching rights and the
   // unlinked files only they held.
   void sessions_ended(const SessionTable::Expired& ended);
-  // After a start or a takeover: clients that cached alone under the previous instance
-  // may re-assert it for a grace period, unless the store remembers no client at all.
-  void begin_cache_grace();
+  // After a start or a takeover: the sessions the store remembers re-open and re-assert
+  // what they cached (exclusive caching, owned directories) in a reconnect phase, before
+  // anyone else's request is served (ReconnectPhase).
+  void begin_reconnect_phase();
+  // Ends the phase once it is due: evicts the sessions still missing, then lets the
+  // waiting requests go on.
+  void end_reconnect_phase_if_due();
+  awaitable<void> end_reconnect_phase();
+  // Holds a request of `client` back while rights of the previous instance may still
+  // cover what it reads or changes: during the reconnect phase (except for the mount
+  // that caches alone, and for session, lock and operator requests), and while another
+  // mount that re-asserted exclusive caching after the takeover pushes what it deferred.
+  awaitable<void> wait_for_previous_rights(uint32_t method, const std::string& client);
   // kMdsLock (kMdsLockCancel and kMdsLockRelease are answered in dispatch)
   awaitable<Reply> on_lock(proto::LockRequest req, std::string client);
 
@@ -232,6 +247,8 @@ class MdsService {
   LockService locks_;
   ExclusiveCache cache_;
   DirRights dir_rights_;  // after cache_, whose sequence numbers it uses
+  ReconnectPhase reconnect_;
+  bool reconnect_ending_ = false;  // end_reconnect_phase() runs
   std::set<std::string> fenced_here_;   // evicted by this replica (the map has them too)
   std::set<uint64_t> orphans_;          // unlinked inodes kept for their openers
   std::set<uint64_t> purging_orphans_;  // a purge entry is in flight

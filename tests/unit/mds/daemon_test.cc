@@ -196,6 +196,8 @@ TEST_CASE("mds/daemon: serves the protocol, does its object work, survives SIGKI
   mds.kill(SIGKILL);
   DFS_REQUIRE_OK(mds.start());
   DFS_REQUIRE_OK(c.wait_for_mds(old_instance));
+  // As a mount does: the new instance serves the sessions of before once they re-opened.
+  DFS_REQUIRE_OK(c.call<proto::SessionReply>(rpc::kMdsSession, session));
   proto::LookupRequest lk;
   lk.set_parent(mds::kRootIno);
   lk.set_name("dir");

@@ -121,7 +121,7 @@ MdsHarness::MdsHarness(Backend backend, MdsOptions options) {
   start_service(std::move(store), std::move(options));
 }
 
-void MdsHarness::restart(MdsOptions options) {
+void MdsHarness::restart(MdsOptions options, bool reconnect) {
   // The old service winds down its loops first, so no handler outlives it.
   service_->stop();
   while (!service_->idle()) io_.run_one_for(std::chrono::milliseconds(10));
@@ -130,6 +130,16 @@ void MdsHarness::restart(MdsOptions options) {
   auto reopened = open_rocks_meta_store(dir_.path + "/meta", false);
   REQUIRE_MESSAGE(reopened.has_value(), (reopened ? "" : reopened.error().to_string()));
   start_service(std::move(*reopened), std::move(options));
+  if (reconnect) DFS_REQUIRE_OK(open_session(client_));
+}
+
+Result<proto::SessionReply> MdsHarness::open_session(const std::string& client, bool wants_cache,
+                                                     bool holds_exclusive) {
+  proto::SessionRequest req;
+  req.set_client(client);
+  req.set_wants_cache(wants_cache);
+  req.set_holds_exclusive(holds_exclusive);
+  return call<proto::SessionReply>(rpc::kMdsSession, req);
 }
 
 void MdsHarness::start_service(std::unique_ptr<MetaStore> store, MdsOptions options) {

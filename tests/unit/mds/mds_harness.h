@@ -45,8 +45,14 @@ class MdsHarness {
   static MdsOptions default_options();
 
   // Drops the service (as a crash would: nothing is flushed on the way out) and starts
-  // a new one on the same RocksDB store. Requires: Backend::kRocks.
-  void restart(MdsOptions options = default_options());
+  // a new one on the same RocksDB store, then re-opens the test client's session as a
+  // mount would (`reconnect`), which ends the new instance's reconnect phase.
+  // Requires: Backend::kRocks.
+  void restart(MdsOptions options = default_options(), bool reconnect = true);
+
+  // Opens (or re-opens) `client`'s session, without a connection (no pushed notices).
+  Result<proto::SessionReply> open_session(const std::string& client, bool wants_cache = false,
+                                           bool holds_exclusive = false);
 
   // Runs `task` on the I/O context until it finishes.
   template <class T>

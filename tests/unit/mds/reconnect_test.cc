@@ -1,0 +1,175 @@
+// The reconnect phase of a new MDS instance (ReconnectPhase, MdsService): requests wait
+// until the client sessions the store remembers have re-opened; sessions still missing
+// at the end of the grace are evicted before anyone else is served; a mount that
+// re-asserts exclusive caching after others opened their sessions pushes before they
+// read. Through MdsService::handle() on RocksDB, restarted as a crash would.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+
+#include "mds/service/reconnect_phase.h"
+#include "tests/unit/mds/mds_harness.h"
+
+namespace dfs::mds::test {
+namespace {
+
+// A request started on the harness's I/O context; `reply` is set once it is answered.
+struct Pending {
+  std::optional<Result<rpc::Reply>> reply;
+  bool done() const { return reply.has_value(); }
+};
+
+template <class Req>
+void start(MdsHarness& h, uint32_t method, const Req& req, Pending* out) {
+  asio::co_spawn(
+      h.io(),
+      [](MdsService* service, uint32_t method, std::string body, Pending* out) -> awaitable<void> {
+        out->reply = co_await service->handle(method, std::move(body), nullptr);
+      }(&h.service(), method, req.SerializeAsString(), out),
+      asio::detached);
+}
+
+// A lookup of `name` in the root by `client` (reads carry no seq, only the client).
+proto::LookupRequest lookup_by(MdsHarness& h, const std::string& client, const std::string& name) {
+  proto::LookupRequest req;
+  *req.mutable_header() = h.header(false);
+  req.mutable_header()->mutable_reqid()->set_client(client);
+  req.set_parent(kRootIno);
+  req.set_name(name);
+  return req;
+}
+
+void run_until(MdsHarness& h, const Pending& p, Duration limit) {
+  auto until = Clock::now() + limit;
+  while (!p.done() && Clock::now() < until) h.run_for(Duration(10));
+}
+
+uint64_t looked_up_ino(const Pending& p) {
+  REQUIRE(p.done());
+  REQUIRE_MESSAGE(p.reply->has_value(), p.reply->error().to_string());
+  proto::InodeReply reply;
+  REQUIRE(reply.ParseFromString((*p.reply)->body));
+  return reply.inode().ino();
+}
+
+MdsOptions with_grace(Duration grace) {
+  auto options = MdsHarness::default_options();
+  options.reconnect_grace = grace;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("mds/reconnect_phase: bookkeeping") {
+  asio::io_context io;
+  ReconnectPhase phase(io.get_executor());
+  auto now = Clock::now();
+  phase.begin({}, now + Duration(1000));
+  CHECK_FALSE(phase.running());  // nobody to wait for
+
+  phase.begin({"a", "b"}, now + Duration(1000));
+  CHECK(phase.running());
+  CHECK_FALSE(phase.due(now));
+  bool waited = false;
+  asio::co_spawn(
+      io,
+      [](ReconnectPhase* p, bool* waited) -> awaitable<void> {
+        co_await p->wait();
+        *waited = true;
+      }(&phase, &waited),
+      asio::detached);
+  io.poll();
+  CHECK_FALSE(waited);
+  phase.reconnected("a");
+  CHECK_FALSE(phase.due(now));
+  CHECK(phase.due(now + Duration(1000)));  // the deadline: "b" is to be evicted
+  CHECK(phase.awaited() == std::set<std::string>{"b"});
+  phase.reconnected("b");
+  CHECK(phase.due(now));
+  phase.end();
+  io.restart();
+  io.poll();
+  CHECK(waited);
+  CHECK_FALSE(phase.running());
+}
+
+TEST_CASE("mds/reconnect: after a restart, requests wait until the sessions of before are back") {
+  auto options = with_grace(Duration(60000));
+  MdsHarness h(Backend::kRocks, options);
+  auto dir = h.mkdir(kRootIno, "d");  // the store now remembers the test client
+  REQUIRE(dir);
+  h.restart(options, /*reconnect=*/false);
+
+  DFS_REQUIRE_OK(h.open_session("client.other"));  // a session the old instance did not have
+  Pending lookup;
+  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
+  h.run_for(Duration(200));
+  CHECK_FALSE(lookup.done());  // the test client may own "d" and defer changes in it
+
+  DFS_REQUIRE_OK(h.open_session(h.client()));  // it is back: the phase is over
+  run_until(h, lookup, Duration(2000));
+  CHECK(looked_up_ino(lookup) == dir->ino());
+  // And the test client itself is served as before.
+  CHECK(h.lookup(kRootIno, "d")->ino() == dir->ino());
+}
+
+TEST_CASE("mds/reconnect: a session not back by the end of the grace is evicted first") {
+  auto options = with_grace(Duration(300));
+  MdsHarness h(Backend::kRocks, options);
+  REQUIRE(h.mkdir(kRootIno, "d"));
+  h.restart(options, /*reconnect=*/false);
+
+  DFS_REQUIRE_OK(h.open_session("client.other"));
+  Pending lookup;
+  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
+  h.run_for(Duration(100));
+  CHECK_FALSE(lookup.done());
+  run_until(h, lookup, Duration(5000));  // the lease loop ends the phase within a second
+  CHECK(looked_up_ino(lookup) > 0);
+  // What the missing client deferred can never land now.
+  DFS_REQUIRE_CODE(h.create(kRootIno, "late"), ErrorCode::kFenced);
+  DFS_REQUIRE_CODE(h.open_session(h.client()), ErrorCode::kFenced);
+}
+
+TEST_CASE("mds/reconnect: exclusive caching re-asserted after others opened is pushed first") {
+  auto options = with_grace(Duration(60000));
+  MdsHarness h(Backend::kRocks, options);
+  auto alone = h.open_session(h.client(), /*wants_cache=*/true);
+  REQUIRE(alone);
+  CHECK(alone->exclusive());
+  REQUIRE(h.mkdir(kRootIno, "d"));
+  h.restart(options, /*reconnect=*/false);
+
+  // Another mount reaches the new instance first: in the grace it is not granted the
+  // right, and its requests wait for the holder of before.
+  auto other = h.open_session("client.other", /*wants_cache=*/true);
+  REQUIRE(other);
+  CHECK_FALSE(other->exclusive());
+  Pending lookup;
+  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "f"), &lookup);
+  h.run_for(Duration(100));
+  CHECK_FALSE(lookup.done());
+
+  // The holder comes back claiming the right: it is recalled at once (the phase is over,
+  // everyone is back), and the other mount still waits for it to push.
+  auto back = h.open_session(h.client(), /*wants_cache=*/true, /*holds_exclusive=*/true);
+  REQUIRE(back);
+  CHECK_FALSE(back->exclusive());
+  CHECK(h.service().sessions().find(h.client()) != nullptr);
+  h.run_for(Duration(200));
+  CHECK_FALSE(lookup.done());
+
+  // Its pushes are served meanwhile (a deferred create), then it acknowledges.
+  auto pushed = h.create(kRootIno, "f");
+  REQUIRE(pushed);
+  CHECK_FALSE(lookup.done());
+  proto::CacheAckRequest ack;
+  *ack.mutable_header() = h.header(false);
+  ack.set_seq(back->cache_seq());
+  DFS_REQUIRE_OK(h.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack));
+  run_until(h, lookup, Duration(2000));
+  CHECK(looked_up_ino(lookup) == pushed->ino());  // the read sees what was deferred
+}
+
+}  // namespace dfs::mds::test
