@@ -45,6 +45,8 @@ Result<std::string> dispatch(OpContext& ctx, const proto::MdsLogEntry& e) {
       return apply_purge_done(ctx, e.purge_done());
     case E::kForgetSession:
       return apply_forget_session(ctx, e.forget_session());
+    case E::kRecordSession:
+      return apply_record_session(ctx, e.record_session());
     case E::kFormat:
       return apply_format(ctx, e.format());
     case E::kAllocInos:
@@ -113,6 +115,13 @@ Result<std::string> apply_forget_session(OpContext& ctx, const proto::ForgetSess
   auto prefix = request_prefix(req.client());
   auto keys = DFS_TRY(ctx.kv().scan(prefix, prefix_end(prefix), SIZE_MAX));
   for (auto& kv : keys) ctx.w.txn().del(std::move(kv.key));
+  return proto::stable_bytes(proto::Empty());
+}
+
+Result<std::string> apply_record_session(OpContext& ctx, const proto::RecordSession& req) {
+  // Sequence number 0 is never a request's (reads carry it and are not logged), and the
+  // trimming of old replies never reaches it.
+  ctx.w.txn().put(request_key(req.client(), kSessionRecordSeq), std::string());
   return proto::stable_bytes(proto::Empty());
 }
 

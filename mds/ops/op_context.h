@@ -66,6 +66,7 @@ Result<std::string> apply_write_inline(OpContext& ctx, const proto::WriteInlineR
 Result<std::string> apply_uninline(OpContext& ctx, const proto::UninlineRequest& req);
 Result<std::string> apply_commit_write(OpContext& ctx, const proto::CommitWriteRequest& req);
 Result<std::string> apply_forget_session(OpContext& ctx, const proto::ForgetSession& req);
+Result<std::string> apply_record_session(OpContext& ctx, const proto::RecordSession& req);
 Result<std::string> apply_format(OpContext& ctx, const proto::FormatFs& req);
 Result<std::string> apply_alloc_inos(OpContext& ctx, const proto::AllocInosRequest& req);
 

@@ -32,11 +32,22 @@ awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client
                                                        bool claims) {
   auto now = Clock::now();
   if (!wants) {
-    // A session that stopped wanting (re-opened as shared) cannot keep the right.
+    // A mount that never caches (cache=shared) reads and changes what a holder caches
+    // and defers just as much: it recalls the right too, and keeps it from being granted
+    // while it is there. A holder that re-opens as shared cannot keep the right.
     wanting_.erase(client);
+    sharing_.insert(client);
+    if (holder_ && holder_ != client) {
+      if (!recall_) start_recall(client + " opened a session (it does not cache)", now);
+      uint64_t generation = generation_;
+      while (holder_ && holder_ != client && generation == generation_) {
+        co_await changed_.async_wait(use_awaitable_tuple);
+      }
+    }
     co_return Answer{false, seq_};
   }
   wanting_.insert(client);
+  sharing_.erase(client);
   if (holder_ == client) {
     // A reconnect of the holder. Mid-recall it is told to give the right up.
     co_return Answer{!recall_, recall_ ? recall_->seq : seq_};
@@ -44,7 +55,7 @@ awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client
   if (!holder_ && claims && now < grace_until_) {
     holder_ = client;
     spdlog::info("exclusive caching: {} re-asserted it after the takeover", client);
-    if (wanting_.size() == 1) co_return Answer{true, next_seq()};
+    if (alone()) co_return Answer{true, next_seq()};
     // Other mounts opened their sessions first and work shared already: what the
     // claimant deferred must reach the MDS now, not when one of them opens again.
     start_recall("other mounts are active after the takeover", now);
@@ -58,7 +69,7 @@ awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client
     }
     if (generation != generation_) co_return Answer{false, seq_};
   }
-  if (!holder_ && now >= grace_until_ && wanting_.size() == 1) {
+  if (!holder_ && now >= grace_until_ && alone()) {
     holder_ = client;
     co_return Answer{true, next_seq()};
   }
@@ -94,6 +105,7 @@ void ExclusiveCache::acknowledged(const std::string& client, uint64_t seq) {
 
 void ExclusiveCache::ended(const std::string& client) {
   wanting_.erase(client);
+  sharing_.erase(client);
   if (holder_ == client) {
     holder_.reset();
     recall_.reset();
@@ -104,7 +116,7 @@ void ExclusiveCache::ended(const std::string& client) {
 }
 
 void ExclusiveCache::grant_if_alone(Clock::time_point now) {
-  if (holder_ || now < grace_until_ || wanting_.size() != 1) return;
+  if (holder_ || now < grace_until_ || !alone()) return;
   holder_ = *wanting_.begin();
   proto::CacheRightsNotice notice;
   notice.set_exclusive(true);
@@ -149,13 +161,15 @@ void ExclusiveCache::end_grace(Clock::time_point now) {
 
 awaitable<void> ExclusiveCache::given_up_for(const std::string& client) {
   const uint64_t generation = generation_;
-  while (holder_ && *holder_ != client && wanting_.count(client) && generation == generation_) {
+  while (holder_ && *holder_ != client && (wanting_.count(client) || sharing_.count(client)) &&
+         generation == generation_) {
     co_await changed_.async_wait(use_awaitable_tuple);
   }
 }
 
 void ExclusiveCache::clear() {
   wanting_.clear();
+  sharing_.clear();
   holder_.reset();
   recall_.reset();
   evicting_holder_ = false;

@@ -37,9 +37,11 @@ class ExclusiveCache {
     bool exclusive = false;
     uint64_t seq = 0;
   };
-  // A session opened (or re-opened on a new connection). `wants`: it caches when alone;
-  // `claims`: it held the right under the previous MDS instance. Waits until no other
-  // session holds the right (recalling it), then answers whether this one holds it now.
+  // A session opened (or re-opened on a new connection). `wants`: it caches when alone
+  // (a mount with cache=shared does not, and still recalls the right and keeps it from
+  // being granted while it is there); `claims`: it held the right under the previous MDS
+  // instance. Waits until no other session holds the right (recalling it), then answers
+  // whether this one holds it now.
   awaitable<Answer> open(const std::string& client, bool wants, bool claims);
   // The client acknowledged the recall `seq`: it no longer caches.
   void acknowledged(const std::string& client, uint64_t seq);
@@ -79,6 +81,8 @@ class ExclusiveCache {
   void send_recall();
   // Grants the right to the only wanting session, if that is the situation.
   void grant_if_alone(Clock::time_point now);
+  // One session wants the right and no mount works without it.
+  bool alone() const { return wanting_.size() == 1 && sharing_.empty(); }
   void wake_waiters();
   uint64_t next_seq() { return ++seq_; }
 
@@ -86,6 +90,7 @@ class ExclusiveCache {
   SendFn send_;
   EvictFn evict_;
   std::set<std::string> wanting_;
+  std::set<std::string> sharing_;  // mounts that never cache (cache=shared)
   std::optional<std::string> holder_;
   std::optional<Recall> recall_;
   bool evicting_holder_ = false;

@@ -22,6 +22,15 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
   // Back after a takeover: not evicted when the reconnect phase ends, which it does once
   // what this session re-asserts below is recorded and no other session is missing.
   reconnect_.reconnected(client);
+  // A mount's session is recorded in the replicated state before it is granted anything,
+  // so that a later active MDS awaits it (ReconnectPhase), also if it only reads.
+  if (auto* session = sessions_.find(client); session && req.renews() && !session->recorded) {
+    proto::MdsLogEntry record;
+    record.mutable_record_session()->set_client(client);
+    auto recorded = co_await committer_.submit(std::move(record));
+    if (!recorded) co_return unexpected(std::move(recorded).error());
+    if (auto* still = sessions_.find(client)) still->recorded = true;
+  }
   // First: a mount that cached alone until now pushes its changes before this session
   // reads anything (the root included).
   auto cache = co_await cache_.open(client, req.wants_cache(), req.holds_exclusive());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "mds/store/keys.h"
+
 namespace dfs::mds {
 
 Session& SessionTable::touch(const std::string& client, const rpc::ConnectionPtr& conn,
@@ -70,6 +72,10 @@ uint32_t SessionTable::open_count(uint64_t ino) const {
 void SessionTable::preload(const std::string& client, uint64_t seq, std::string reply_body,
                            asio::any_io_executor ex, Clock::time_point now) {
   auto& s = touch(client, nullptr, now);
+  if (seq == kSessionRecordSeq) {
+    s.recorded = true;
+    return;
+  }
   auto slot = std::make_shared<DedupSlot>(std::move(ex));
   slot->reply.set(rpc::Reply{std::move(reply_body), {}});
   s.requests[seq] = std::move(slot);

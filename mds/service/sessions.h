@@ -33,6 +33,8 @@ struct Session {
   bool renewing = false;
   Clock::time_point last_renew{};
   bool evicting = false;  // its fence is being committed
+  // The store records it (RecordSession): a later active MDS awaits it after a takeover.
+  bool recorded = false;
   std::map<uint64_t, std::shared_ptr<DedupSlot>> requests;  // by seq
 };
 
@@ -58,7 +60,8 @@ class SessionTable {
   bool release(Session& s, uint64_t ino);
   uint32_t open_count(uint64_t ino) const;
 
-  // A reply remembered in the store (after a restart): a resend of `seq` gets it.
+  // A reply remembered in the store (after a restart): a resend of `seq` gets it. Seq
+  // kSessionRecordSeq is the record of the session itself: it marks it `recorded`.
   void preload(const std::string& client, uint64_t seq, std::string reply_body,
                asio::any_io_executor ex, Clock::time_point now);
 

@@ -33,6 +33,8 @@ std::string purge_prefix();
 std::string meta_key(std::string_view name);
 // Remembered replies: 'R' client NUL seq(8) -> the serialized reply.
 std::string request_key(std::string_view client, uint64_t seq);
+// The request key that records a mount's session itself (RecordSession), not a reply.
+inline constexpr uint64_t kSessionRecordSeq = 0;
 std::string request_prefix(std::string_view client);  // every key of one client
 std::string request_prefix();                         // every client's
 struct RequestKey {

@@ -27,12 +27,16 @@
 #   9. directories that exist: A (remounted, owning nothing) and B each create files in
 #      a directory of their own that neither owns, and each is given its directory
 #      (`dfs client ls`); each reads the other's files whole (never synced), which
-#      recalls them; a new file in a directory recalled a moment ago leaves it shared.
+#      recalls them; a new file in a directory recalled a moment ago leaves it shared;
+#  10. a mount with cache=shared (C, which never caches) beside A alone: its session open
+#      recalls A's exclusive caching as a default mount's does, so C reads the tree A
+#      made alone (never synced) whole and A sees C's rewrite at once; A is not granted
+#      the right again while C is there, and is once C leaves (B is unmounted first).
 # DFS_TWO_MOUNTS_CHECKS="2 4" runs only some checks (B is then mounted at once);
 # DFS_TWO_MOUNTS_OPTIONS="cache=shared" adds mount.dfs -o options to both mounts.
 source "$(dirname "$0")/lib.sh"
 
-checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6 7 8 9}"
+checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6 7 8 9 10}"
 run_check() { [[ " ${checks//,/ } " == *" $1 "* ]]; }
 ok() { echo "ok: $*"; }
 races="$(dirname "$0")/mount_races.py"
@@ -58,6 +62,7 @@ finish() {
   local rc=$?
   for p in "${helpers[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   stop_mount "$mnt2" "$client_b"
+  [ -z "${mnt3:-}" ] || stop_mount "$mnt3" "${client_c:-}"
   stop_mount "$mnt" "$client_a"
   if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
     echo "cluster: $cluster; logs: $cluster/log/ (mount A: client.log, mount B: client-b.log);" \
@@ -391,5 +396,34 @@ if run_check 9; then
   done
   [ "$(cat "$mnt2/claim/a/again")" = again ] || fail "B does not read A's new file in the shared claim/a"
   ok "a directory recalled a moment ago stays shared when its former owner creates there again"
+fi
+
+if run_check 10; then
+  step "10. a mount with cache=shared beside A alone recalls A's exclusive caching too"
+  granted_a() { grep -c "exclusive caching granted" "$cluster/log/client.log" || true; }
+  granted_before="$(granted_a)"
+  stop_mount "$mnt2" "$client_b"
+  client_b=""
+  for _ in $(seq 100); do [ "$(granted_a)" -gt "$granted_before" ] && break; sleep 0.1; done
+  [ "$(granted_a)" -gt "$granted_before" ] || fail "A was not granted exclusive caching once alone"
+  mkdir -p "$work/ref10" "$mnt/t10"
+  make_tree "$work/ref10"
+  make_tree "$mnt/t10"
+  mnt3="$work/mnt3"
+  mount_another "$mnt3" "$cluster/log/client-c.log" "cache=shared"
+  client_c="$(client_pid "$mnt3")"
+  helpers+=("$client_c")
+  d="$(diff <(tree_list "$work/ref10/d1") <(tree_list "$mnt3/t10/d1") 2>&1)" || true
+  [ -z "$d" ] || { echo "$d" | head -20; fail "C (cache=shared) does not read the tree A made alone"; }
+  printf 'rewritten by C\n' >"$mnt3/t10/d1/f5"
+  [ "$(cat "$mnt/t10/d1/f5" 2>&1)" = "rewritten by C" ] || fail "A does not see C's rewrite at once"
+  granted_with_c="$(granted_a)"
+  sleep 2
+  [ "$(granted_a)" = "$granted_with_c" ] || fail "A was granted exclusive caching while C was mounted"
+  ok "C, with cache=shared, reads A's unsynced tree whole, and A sees C's rewrite at once"
+  stop_mount "$mnt3" "$client_c"
+  for _ in $(seq 100); do [ "$(granted_a)" -gt "$granted_with_c" ] && break; sleep 0.1; done
+  [ "$(granted_a)" -gt "$granted_with_c" ] || fail "A was not granted exclusive caching after C left"
+  ok "A is granted exclusive caching again once C left"
 fi
 echo "PASS"

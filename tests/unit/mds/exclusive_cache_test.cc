@@ -37,15 +37,16 @@ struct Fixture {
     io.restart();
     io.poll();
   }
-  // Starts an open; its answer lands in *out once it comes.
+  // Starts an open; its answer lands in *out once it comes. `wants`: false for a mount
+  // with cache=shared.
   void start(const std::string& client, bool claims,
-             std::optional<ExclusiveCache::Answer>* out) {
+             std::optional<ExclusiveCache::Answer>* out, bool wants = true) {
     asio::co_spawn(
         io,
-        [](ExclusiveCache* c, std::string client, bool claims,
+        [](ExclusiveCache* c, std::string client, bool wants, bool claims,
            std::optional<ExclusiveCache::Answer>* out) -> awaitable<void> {
-          *out = co_await c->open(client, true, claims);
-        }(&cache, client, claims, out),
+          *out = co_await c->open(client, wants, claims);
+        }(&cache, client, wants, claims, out),
         asio::detached);
     poll();
   }
@@ -110,6 +111,30 @@ TEST_CASE("mds/exclusive_cache: a holder that does not answer is evicted, then t
   REQUIRE(b.has_value());
   // b is the only mount left: it holds the right now (granted by ended()).
   CHECK(*f.cache.holder() == "b");
+}
+
+TEST_CASE("mds/exclusive_cache: a mount that never caches recalls it too and keeps it away") {
+  Fixture f;
+  CHECK(f.open("a").exclusive);
+  std::optional<ExclusiveCache::Answer> shared;
+  f.start("s", false, &shared, /*wants=*/false);
+  CHECK_FALSE(shared.has_value());  // waits for a to push what it deferred
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].client == "a");
+  CHECK_FALSE(f.sent[0].exclusive);
+  f.cache.acknowledged("a", f.sent[0].seq);
+  f.poll();
+  REQUIRE(shared.has_value());
+  CHECK_FALSE(shared->exclusive);
+  CHECK_FALSE(f.cache.holder().has_value());
+  // a is the only mount that caches, but not the only mount: nothing is granted.
+  f.cache.tick(Clock::now());
+  CHECK_FALSE(f.cache.holder().has_value());
+  CHECK_FALSE(f.open("a").exclusive);
+  // Once the shared mount leaves, a is granted it again.
+  f.cache.ended("s");
+  CHECK(*f.cache.holder() == "a");
+  CHECK(f.sent.back().exclusive);
 }
 
 TEST_CASE("mds/exclusive_cache: the holder reconnecting keeps it, and mid-recall is told to give up") {

@@ -134,9 +134,10 @@ void MdsHarness::restart(MdsOptions options, bool reconnect) {
 }
 
 Result<proto::SessionReply> MdsHarness::open_session(const std::string& client, bool wants_cache,
-                                                     bool holds_exclusive) {
+                                                     bool holds_exclusive, bool renews) {
   proto::SessionRequest req;
   req.set_client(client);
+  req.set_renews(renews);
   req.set_wants_cache(wants_cache);
   req.set_holds_exclusive(holds_exclusive);
   return call<proto::SessionReply>(rpc::kMdsSession, req);

@@ -51,8 +51,9 @@ class MdsHarness {
   void restart(MdsOptions options = default_options(), bool reconnect = true);
 
   // Opens (or re-opens) `client`'s session, without a connection (no pushed notices).
+  // `renews`: as a mount's (recorded in the store), not a one-shot tool's.
   Result<proto::SessionReply> open_session(const std::string& client, bool wants_cache = false,
-                                           bool holds_exclusive = false);
+                                           bool holds_exclusive = false, bool renews = false);
 
   // Runs `task` on the I/O context until it finishes.
   template <class T>

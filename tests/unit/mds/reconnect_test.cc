@@ -9,6 +9,7 @@
 #include <string>
 
 #include "mds/service/reconnect_phase.h"
+#include "mds/store/keys.h"
 #include "tests/unit/mds/mds_harness.h"
 
 namespace dfs::mds::test {
@@ -112,6 +113,48 @@ TEST_CASE("mds/reconnect: after a restart, requests wait until the sessions of b
   CHECK(looked_up_ino(lookup) == dir->ino());
   // And the test client itself is served as before.
   CHECK(h.lookup(kRootIno, "d")->ino() == dir->ino());
+}
+
+TEST_CASE("mds/reconnect: a mount that only read is awaited too (its session is recorded)") {
+  auto options = with_grace(Duration(60000));
+  MdsHarness h(Backend::kRocks, options);
+  REQUIRE(h.mkdir(kRootIno, "d"));
+  // The one-shot tool that made the change closes its session: nothing of it is left.
+  proto::SessionCloseRequest close;
+  *close.mutable_header() = h.header(false);
+  DFS_REQUIRE_OK(h.call<proto::SessionCloseReply>(rpc::kMdsSessionClose, close));
+  auto remembered = [&] {
+    return h.store().scan(request_prefix(), prefix_end(request_prefix()), 10)->size();
+  };
+  for (int i = 0; i < 100 && remembered() > 0; ++i) h.run_for(Duration(10));
+  REQUIRE(remembered() == 0);
+  // A mount that caches alone and has only read so far: its session is recorded.
+  auto reader = h.open_session("client.reader", /*wants_cache=*/true, false, /*renews=*/true);
+  REQUIRE(reader);
+  CHECK(reader->exclusive());
+  CHECK(remembered() == 1);
+  h.restart(options, /*reconnect=*/false);
+
+  // Another mount comes first: its read waits for the reader, which may still answer
+  // from what it cached alone.
+  DFS_REQUIRE_OK(h.open_session("client.other", /*wants_cache=*/true, false, true));
+  Pending lookup;
+  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
+  h.run_for(Duration(200));
+  CHECK_FALSE(lookup.done());
+  // The reader re-asserts the right: it is recalled, and the read waits for its answer.
+  auto back = h.open_session("client.reader", true, /*holds_exclusive=*/true, true);
+  REQUIRE(back);
+  CHECK_FALSE(back->exclusive());
+  h.run_for(Duration(200));
+  CHECK_FALSE(lookup.done());
+  proto::CacheAckRequest ack;
+  *ack.mutable_header() = h.header(false);
+  ack.mutable_header()->mutable_reqid()->set_client("client.reader");
+  ack.set_seq(back->cache_seq());
+  DFS_REQUIRE_OK(h.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack));
+  run_until(h, lookup, Duration(2000));
+  CHECK(looked_up_ino(lookup) > 0);
 }
 
 TEST_CASE("mds/reconnect: a session not back by the end of the grace is evicted first") {
