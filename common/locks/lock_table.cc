@@ -384,6 +384,10 @@ void LockTable::begin_reassert(TimeMs now) {
   grace_end_ = now + options_.reassert_grace_ms;
 }
 
+void LockTable::end_reassert(TimeMs now) {
+  if (reasserting_) grace_end_ = std::min(grace_end_, now);
+}
+
 Result<std::vector<Status>> LockTable::reassert(SessionId s, const std::vector<HeldLock>& locks,
                                                 TimeMs now) {
   if (!in_grace(now)) {

@@ -147,6 +147,8 @@ class LockTable {
   // Errors: kPermissionDenied (no grace running or over: the locks may have gone to others
   // meanwhile, so the client must treat them all as lost).
   Result<std::vector<Status>> reassert(SessionId s, const std::vector<HeldLock>& locks, TimeMs now);
+  // Ends a running grace early: every client that held locks has re-asserted them.
+  void end_reassert(TimeMs now);
   bool in_grace(TimeMs now) const { return reasserting_ && now < grace_end_; }
 
   // ---- Queries (status pages, tests) ----

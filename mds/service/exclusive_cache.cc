@@ -38,11 +38,7 @@ awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client
     wanting_.erase(client);
     sharing_.insert(client);
     if (holder_ && holder_ != client) {
-      if (!recall_) start_recall(client + " opened a session (it does not cache)", now);
-      uint64_t generation = generation_;
-      while (holder_ && holder_ != client && generation == generation_) {
-        co_await changed_.async_wait(use_awaitable_tuple);
-      }
+      co_await recall_for(client, client + " opened a session (it does not cache)");
     }
     co_return Answer{false, seq_};
   }
@@ -62,18 +58,23 @@ awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client
     co_return Answer{false, recall_->seq};
   }
   if (holder_) {
-    if (!recall_) start_recall(client + " opened a session", now);
-    uint64_t generation = generation_;
-    while (holder_ && holder_ != client && generation == generation_) {
-      co_await changed_.async_wait(use_awaitable_tuple);
-    }
-    if (generation != generation_) co_return Answer{false, seq_};
+    if (!co_await recall_for(client, client + " opened a session")) co_return Answer{false, seq_};
+    now = Clock::now();
   }
   if (!holder_ && now >= grace_until_ && alone()) {
     holder_ = client;
     co_return Answer{true, next_seq()};
   }
   co_return Answer{holder_ == client, seq_};
+}
+
+awaitable<bool> ExclusiveCache::recall_for(const std::string& client, const std::string& reason) {
+  if (!recall_) start_recall(reason, Clock::now());
+  const uint64_t generation = generation_;
+  while (holder_ && holder_ != client && generation == generation_) {
+    co_await changed_.async_wait(use_awaitable_tuple);
+  }
+  co_return generation == generation_;
 }
 
 void ExclusiveCache::start_recall(const std::string& reason, Clock::time_point now) {
@@ -159,10 +160,13 @@ void ExclusiveCache::end_grace(Clock::time_point now) {
   if (!recall_) grant_if_alone(now);
 }
 
+bool ExclusiveCache::held_by_other_than(const std::string& client) const {
+  return holder_ && *holder_ != client && (wanting_.count(client) || sharing_.count(client));
+}
+
 awaitable<void> ExclusiveCache::given_up_for(const std::string& client) {
   const uint64_t generation = generation_;
-  while (holder_ && *holder_ != client && (wanting_.count(client) || sharing_.count(client)) &&
-         generation == generation_) {
+  while (held_by_other_than(client) && generation == generation_) {
     co_await changed_.async_wait(use_awaitable_tuple);
   }
 }

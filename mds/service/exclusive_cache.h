@@ -59,7 +59,11 @@ class ExclusiveCache {
   // (at once in the usual case). That happens only after a takeover: a mount that
   // re-asserts the right after others opened their sessions holds it until it has pushed
   // what it deferred, and their requests must not read the state it changes meanwhile.
+  // Checked first, so that the usual request awaits nothing.
   awaitable<void> given_up_for(const std::string& client);
+  // Whether given_up_for(client) would wait now: another session holds the right while
+  // `client`, a session of its own, works beside it.
+  bool held_by_other_than(const std::string& client) const;
   // This replica stops serving: waiters are answered "shared" and everything is forgotten.
   void clear();
 
@@ -77,6 +81,10 @@ class ExclusiveCache {
     Clock::time_point last_sent;
     std::string reason;
   };
+  // Recalls the right from its holder (unless a recall is under way) and waits until no
+  // session other than `client` holds it. False when this replica stopped serving
+  // meanwhile (clear()).
+  awaitable<bool> recall_for(const std::string& client, const std::string& reason);
   void start_recall(const std::string& reason, Clock::time_point now);
   void send_recall();
   // Grants the right to the only wanting session, if that is the situation.

@@ -21,7 +21,7 @@ Result<rpc::Reply> to_reply(Result<M> result) {
 awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, std::string client) {
   // Back after a takeover: not evicted when the reconnect phase ends, which it does once
   // what this session re-asserts below is recorded and no other session is missing.
-  reconnect_.reconnected(client);
+  reconnect_.reconnected(client, req.reasserts_locks());
   // A mount's session is recorded in the replicated state before it is granted anything,
   // so that a later active MDS awaits it (ReconnectPhase), also if it only reads.
   if (auto* session = sessions_.find(client); session && req.renews() && !session->recorded) {

@@ -129,6 +129,8 @@ void LockService::begin_reassert(Duration grace) {
   table_.begin_reassert(now_ms());
 }
 
+void LockService::end_reassert() { table_.end_reassert(now_ms()); }
+
 void LockService::stop_serving() {
   auto waits = std::move(waits_);
   waits_.clear();

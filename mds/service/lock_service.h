@@ -39,6 +39,9 @@ class LockService {
   // which clients re-assert the locks they held (reassert()) and other lock requests
   // are refused with kUnavailable (the client retries).
   void begin_reassert(Duration grace);
+  // Every client that held locks under the previous instance re-asserted them (the
+  // reconnect phase is over): new lock requests are served from now on.
+  void end_reassert();
   // This replica stopped serving: every waiting request ends with kUnavailable, so that
   // its client asks the next active MDS (a failover is not a signal: no EINTR).
   void stop_serving();

@@ -128,13 +128,17 @@ void MdsService::begin_reconnect_phase() {
   cache_.clear();
   dir_rights_.clear();
   reconnect_.clear();
-  if (sessions_.size() == 0) return;
-  auto now = Clock::now();
-  cache_.begin_grace(now, options_.reconnect_grace);
   std::set<std::string> awaited;
   for (const auto& [client, session] : sessions_.all()) {
     if (check_not_fenced(client)) awaited.insert(client);  // an evicted one never comes back
   }
+  if (awaited.empty()) {
+    // Every mount that could hold a lock has its session recorded: nobody to wait for.
+    locks_.end_reassert();
+    return;
+  }
+  auto now = Clock::now();
+  cache_.begin_grace(now, options_.reconnect_grace);
   spdlog::info("{}: waiting up to {} ms for {} client session(s) of the previous instance to "
                "reconnect before serving their requests",
                entity_, options_.reconnect_grace.count(), awaited.size());
@@ -166,14 +170,19 @@ awaitable<void> MdsService::end_reconnect_phase() {
   if (!serving_ || serving_term_ != term || !reconnect_.running()) co_return;
   reconnect_.end();
   cache_.end_grace(Clock::now());
+  locks_.end_reassert();
   auto took = std::chrono::duration_cast<Duration>(Clock::now() - started);
   spdlog::info("{}: reconnect phase over after {} ms ({} session(s) evicted for not "
                "reconnecting); serving every request",
                entity_, took.count(), evictions);
 }
 
-awaitable<void> MdsService::wait_for_previous_rights(uint32_t method, const std::string& client) {
-  if (!waits_for_reconnects(method)) co_return;
+bool MdsService::held_back_by_previous_rights(uint32_t method, const std::string& client) const {
+  if (!waits_for_reconnects(method)) return false;
+  return (reconnect_.running() && cache_.holder() != client) || cache_.held_by_other_than(client);
+}
+
+awaitable<void> MdsService::wait_for_previous_rights(const std::string& client) {
   if (reconnect_.running() && cache_.holder() != client) co_await reconnect_.wait();
   if (serving_) co_await cache_.given_up_for(client);
 }
@@ -416,8 +425,10 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
   }
   if (!serving_) co_return unexpected(standby_error());
   std::string client = client_of(header, conn);
-  if (claims == Claims::kWait) {
-    co_await wait_for_previous_rights(method, client);
+  // Checked before awaiting anything: outside a takeover's aftermath there is nothing to
+  // wait for, and the request goes on without a coroutine of its own.
+  if (claims == Claims::kWait && held_back_by_previous_rights(method, client)) {
+    co_await wait_for_previous_rights(client);
     if (!serving_) co_return unexpected(standby_error());
   }
   if (method == rpc::kMdsBatch) co_return co_await on_batch(std::move(body), std::move(conn));
@@ -653,6 +664,8 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
       auto* s = sessions_.find(client);
       if (!s) co_return make_error(ErrorCode::kNotFound, "no session for " + client);
       auto reply = locks_.reassert(s->id, req);
+      reconnect_.locks_reasserted(client);
+      end_reconnect_phase_if_due();
       if (!reply) co_return unexpected(std::move(reply).error());
       co_return rpc::make_reply(*reply);
     }

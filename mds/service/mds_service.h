@@ -203,11 +203,13 @@ class MdsService {
   // waiting requests go on.
   void end_reconnect_phase_if_due();
   awaitable<void> end_reconnect_phase();
-  // Holds a request of `client` back while rights of the previous instance may still
-  // cover what it reads or changes: during the reconnect phase (except for the mount
-  // that caches alone, and for session, lock and operator requests), and while another
-  // mount that re-asserted exclusive caching after the takeover pushes what it deferred.
-  awaitable<void> wait_for_previous_rights(uint32_t method, const std::string& client);
+  // Whether a request of `client` must wait while rights of the previous instance may
+  // still cover what it reads or changes: during the reconnect phase (except for the
+  // mount that caches alone, and for session, lock and operator requests), and while
+  // another mount that re-asserted exclusive caching after the takeover pushes what it
+  // deferred. wait_for_previous_rights() waits until that is over.
+  bool held_back_by_previous_rights(uint32_t method, const std::string& client) const;
+  awaitable<void> wait_for_previous_rights(const std::string& client);
   // kMdsLock (kMdsLockCancel and kMdsLockRelease are answered in dispatch)
   awaitable<Reply> on_lock(proto::LockRequest req, std::string client);
 

@@ -13,15 +13,20 @@ void ReconnectPhase::begin(std::set<std::string> awaited, Clock::time_point dead
   running_ = true;
 }
 
-void ReconnectPhase::reconnected(const std::string& client) { awaited_.erase(client); }
+void ReconnectPhase::reconnected(const std::string& client, bool reasserts_locks) {
+  if (awaited_.erase(client) && reasserts_locks) locks_awaited_.insert(client);
+}
+
+void ReconnectPhase::locks_reasserted(const std::string& client) { locks_awaited_.erase(client); }
 
 bool ReconnectPhase::due(Clock::time_point now) const {
-  return running_ && (awaited_.empty() || now >= deadline_);
+  return running_ && ((awaited_.empty() && locks_awaited_.empty()) || now >= deadline_);
 }
 
 void ReconnectPhase::end() {
   running_ = false;
   awaited_.clear();
+  locks_awaited_.clear();
   ended_.cancel();
 }
 

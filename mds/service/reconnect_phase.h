@@ -7,7 +7,9 @@
 // creates, or create a name the owner already answered for. So until every session the
 // store remembers has re-opened, or the grace period is over, requests wait; sessions
 // still missing then are evicted and fenced by the owner before the phase ends, so that
-// what they deferred never lands over what others do next.
+// what they deferred never lands over what others do next. Locks are re-asserted in a
+// request of their own after the session open; the phase awaits those of the sessions
+// that said they held some, and its end also ends the lock table's re-assertion grace.
 //
 // Pure bookkeeping with a wait: the MdsService decides what waits and evicts. Owned by
 // the MdsService on its I/O thread; no locking.
@@ -27,12 +29,17 @@ class ReconnectPhase {
   // Starts a phase in which `awaited` (client entities) re-open their sessions by
   // `deadline`. With nobody awaited no phase starts.
   void begin(std::set<std::string> awaited, Clock::time_point deadline);
-  // `client` opened its session here: it is no longer awaited.
-  void reconnected(const std::string& client);
+  // `client` opened its session here: it is no longer awaited, unless it said it held
+  // locks (`reasserts_locks`), which it re-asserts next: then the phase awaits that.
+  void reconnected(const std::string& client, bool reasserts_locks);
+  // `client` re-asserted the locks it held (kMdsLockReassert).
+  void locks_reasserted(const std::string& client);
   bool running() const { return running_; }
-  // Whether a running phase can end: every awaited session is back, or the deadline
-  // has passed (the owner evicts the ones still awaited, then calls end()).
+  // Whether a running phase can end: every awaited session is back with its locks, or
+  // the deadline has passed (the owner evicts the sessions still awaited, then calls
+  // end()).
   bool due(Clock::time_point now) const;
+  // Sessions not re-opened yet.
   const std::set<std::string>& awaited() const { return awaited_; }
   Clock::time_point deadline() const { return deadline_; }
   // Ends the phase: every wait() returns.
@@ -45,6 +52,7 @@ class ReconnectPhase {
  private:
   bool running_ = false;
   std::set<std::string> awaited_;
+  std::set<std::string> locks_awaited_;  // re-opened; their locks not re-asserted yet
   Clock::time_point deadline_{};
   asio::steady_timer ended_;  // cancelled to wake every wait()
 };

@@ -100,10 +100,13 @@ step "a held lock survives an MDS failover"
 start_holder fcntl "$mnt2/lock"
 "$repo/tools/dfs-dev" kill mds-leader --dir "$cluster" || fail "killing the MDS leader failed"
 # Any request makes the mounts follow the map to the new active replica; the holder's
-# mount re-asserts its locks on the way. F_GETLK waits out the re-assertion grace.
+# mount re-asserts its locks on the way. F_GETLK waits until the reconnect phase is
+# over (every mount back, the holder's locks re-asserted), or the grace.
 ls "$mnt2" "$mnt3" >/dev/null || fail "the mounts did not survive the failover"
+getlk_start=$(date +%s%N)
 answer="$(python3 "$helper" getlk "$mnt3/lock")"
-echo "F_GETLK on C after the failover: $answer (holder pid $holder on B)"
+getlk_ms=$((($(date +%s%N) - getlk_start) / 1000000))
+echo "F_GETLK on C after the failover: $answer (holder pid $holder on B), answered in $getlk_ms ms"
 [ "$answer" = "write $holder" ] || fail "after the failover F_GETLK on C answered '$answer'"
 grep -h "re-asserted" "$cluster"/log/client*.log | tail -1
 kill -9 "$holder"

@@ -54,6 +54,33 @@ uint64_t looked_up_ino(const Pending& p) {
   return reply.inode().ino();
 }
 
+// `client` answers the recall of exclusive caching numbered `seq`: it cached nothing since.
+Result<proto::CacheAckReply> acknowledge_recall(MdsHarness& h, const std::string& client,
+                                                uint64_t seq) {
+  proto::CacheAckRequest ack;
+  *ack.mutable_header() = h.header(false);
+  ack.mutable_header()->mutable_reqid()->set_client(client);
+  ack.set_seq(seq);
+  return h.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack);
+}
+
+// A lock of `client`'s on bytes [start, end] of `ino`; op 1 sets it without waiting.
+proto::LockRequest write_lock(MdsHarness& h, const std::string& client, uint64_t ino,
+                              uint64_t start, uint64_t end) {
+  proto::LockRequest req;
+  *req.mutable_header() = h.header(false);
+  req.mutable_header()->mutable_reqid()->set_client(client);
+  auto* lock = req.mutable_lock();
+  lock->set_ino(ino);
+  lock->set_owner(1);
+  lock->set_type(1);  // F_WRLCK
+  lock->set_start(start);
+  lock->set_end(end);
+  lock->set_pid(1);
+  req.set_op(1);
+  return req;
+}
+
 MdsOptions with_grace(Duration grace) {
   auto options = MdsHarness::default_options();
   options.reconnect_grace = grace;
@@ -82,11 +109,15 @@ TEST_CASE("mds/reconnect_phase: bookkeeping") {
       asio::detached);
   io.poll();
   CHECK_FALSE(waited);
-  phase.reconnected("a");
+  phase.reconnected("a", /*reasserts_locks=*/false);
   CHECK_FALSE(phase.due(now));
   CHECK(phase.due(now + Duration(1000)));  // the deadline: "b" is to be evicted
   CHECK(phase.awaited() == std::set<std::string>{"b"});
-  phase.reconnected("b");
+  phase.reconnected("b", /*reasserts_locks=*/true);  // back, its locks come next
+  CHECK(phase.awaited().empty());
+  CHECK_FALSE(phase.due(now));
+  phase.reconnected("b", true);  // a second open of a session already back changes nothing
+  phase.locks_reasserted("b");
   CHECK(phase.due(now));
   phase.end();
   io.restart();
@@ -148,11 +179,7 @@ TEST_CASE("mds/reconnect: a mount that only read is awaited too (its session is 
   CHECK_FALSE(back->exclusive());
   h.run_for(Duration(200));
   CHECK_FALSE(lookup.done());
-  proto::CacheAckRequest ack;
-  *ack.mutable_header() = h.header(false);
-  ack.mutable_header()->mutable_reqid()->set_client("client.reader");
-  ack.set_seq(back->cache_seq());
-  DFS_REQUIRE_OK(h.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack));
+  DFS_REQUIRE_OK(acknowledge_recall(h, "client.reader", back->cache_seq()));
   run_until(h, lookup, Duration(2000));
   CHECK(looked_up_ino(lookup) > 0);
 }
@@ -207,12 +234,76 @@ TEST_CASE("mds/reconnect: exclusive caching re-asserted after others opened is p
   auto pushed = h.create(kRootIno, "f");
   REQUIRE(pushed);
   CHECK_FALSE(lookup.done());
-  proto::CacheAckRequest ack;
-  *ack.mutable_header() = h.header(false);
-  ack.set_seq(back->cache_seq());
-  DFS_REQUIRE_OK(h.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack));
+  DFS_REQUIRE_OK(acknowledge_recall(h, h.client(), back->cache_seq()));
   run_until(h, lookup, Duration(2000));
   CHECK(looked_up_ino(lookup) == pushed->ino());  // the read sees what was deferred
+}
+
+TEST_CASE("mds/reconnect: the phase awaits the locks of before, and its end serves new ones") {
+  auto options = with_grace(Duration(60000));
+  MdsHarness h(Backend::kRocks, options);
+  auto file = h.create(kRootIno, "f");
+  REQUIRE(file);
+  h.restart(options, /*reconnect=*/false);
+
+  // The mount of before is back and says it held locks: the phase goes on until it has
+  // re-asserted them, and no new lock is granted meanwhile.
+  proto::SessionRequest hello;
+  hello.set_client(h.client());
+  hello.set_renews(true);
+  hello.set_reasserts_locks(true);
+  DFS_REQUIRE_OK(h.call<proto::SessionReply>(rpc::kMdsSession, hello));
+  DFS_REQUIRE_OK(h.open_session("client.other"));
+  Pending lookup;
+  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "f"), &lookup);
+  h.run_for(Duration(200));
+  CHECK_FALSE(lookup.done());
+  auto early = h.call<proto::LockReply>(rpc::kMdsLock, write_lock(h, "client.other", file->ino(),
+                                                                  100, 199));
+  DFS_REQUIRE_CODE(early, ErrorCode::kUnavailable);
+
+  proto::LockReassertRequest reassert;
+  *reassert.mutable_header() = h.header(false);
+  *reassert.add_locks() = write_lock(h, h.client(), file->ino(), 0, 99).lock();
+  auto kept = h.call<proto::LockReassertReply>(rpc::kMdsLockReassert, reassert);
+  REQUIRE(kept);
+  REQUIRE(kept->codes_size() == 1);
+  CHECK(kept->codes(0) == 0);
+
+  // Everyone is back with their locks: the phase is over long before its 60 s, reads
+  // go on, and lock requests are decided against what was re-asserted.
+  run_until(h, lookup, Duration(2000));
+  CHECK(looked_up_ino(lookup) == file->ino());
+  auto beside = h.call<proto::LockReply>(rpc::kMdsLock, write_lock(h, "client.other",
+                                                                   file->ino(), 100, 199));
+  REQUIRE(beside);
+  CHECK(beside->outcome() == 0);  // granted
+  auto over = h.call<proto::LockReply>(rpc::kMdsLock, write_lock(h, "client.other",
+                                                                 file->ino(), 50, 60));
+  REQUIRE(over);
+  CHECK(over->outcome() == 1);  // the re-asserted lock is in the way
+}
+
+TEST_CASE("mds/reconnect: with no session to await, locks are served at once") {
+  auto options = with_grace(Duration(60000));
+  MdsHarness h(Backend::kRocks, options);
+  auto file = h.create(kRootIno, "f");
+  REQUIRE(file);
+  // The tool that made it closed its session: nothing of it is left, and a restart
+  // awaits nobody.
+  proto::SessionCloseRequest close;
+  *close.mutable_header() = h.header(false);
+  DFS_REQUIRE_OK(h.call<proto::SessionCloseReply>(rpc::kMdsSessionClose, close));
+  auto remembered = [&] {
+    return h.store().scan(request_prefix(), prefix_end(request_prefix()), 10)->size();
+  };
+  for (int i = 0; i < 100 && remembered() > 0; ++i) h.run_for(Duration(10));
+  REQUIRE(remembered() == 0);
+  h.restart(options, /*reconnect=*/false);
+  auto lock = h.call<proto::LockReply>(rpc::kMdsLock, write_lock(h, "client.other", file->ino(),
+                                                                 0, 9));
+  REQUIRE(lock);
+  CHECK(lock->outcome() == 0);
 }
 
 }  // namespace dfs::mds::test
