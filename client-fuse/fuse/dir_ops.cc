@@ -72,13 +72,13 @@ void on_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   FuseReply(req, "releasedir").ok();
 }
 
-void on_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
-  // Directory operations reach the MDS synchronously (nothing is buffered here), but
-  // the MDS acknowledges them before its log is durable: wait for that.
-  spawn(req, [](FuseReply reply, Vfs* v) -> awaitable<void> {
-    auto synced = co_await v->fsyncdir();
+void on_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
+  // The MDS acknowledges directory operations before its log is durable: wait for
+  // that (deferred ones ride ahead of the wait).
+  spawn(req, [](FuseReply reply, Vfs* v, uint64_t dh) -> awaitable<void> {
+    auto synced = co_await v->fsyncdir(dh);
     reply_status(reply, synced);
-  }(FuseReply(req, "fsyncdir"), &vfs_of(req)));
+  }(FuseReply(req, "fsyncdir"), &vfs_of(req), fi->fh));
 }
 
 }  // namespace

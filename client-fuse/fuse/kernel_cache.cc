@@ -1,15 +1,20 @@
-// What the kernel caches, given up when the MDS recalls exclusive caching
-// (docs/capabilities.md, "The kernel's caches"). With FUSE's writeback cache the kernel
-// trusts its own size of a cached file over the client's, so invalidating attributes is
-// not enough: every name it was given under the long timeouts is invalidated too, after
-// which it drops the inodes nobody uses (FUSE evicts an unused inode at once) and the
-// next lookup brings the MDS's attributes. Inodes are invalidated first, which writes
-// their dirty pages back through this client.
+// What the kernel caches, given up when the MDS recalls exclusive caching or owned
+// directories (docs/capabilities.md, "The kernel's caches"). With FUSE's writeback cache
+// the kernel trusts its own size of a cached file over the client's, so invalidating
+// attributes is not enough: every name it was given under the long timeouts is
+// invalidated too, after which it drops the inodes nobody uses (FUSE evicts an unused
+// inode at once) and the next lookup brings the MDS's attributes. Inodes are
+// invalidated first, which writes their dirty pages back through this client. The names
+// of directories are only expired (the next walk through one asks the client again):
+// dropping one would drop every name and page cached below it, and a directory's inode
+// holds no size the kernel trusts. A recall of directories drops only what they let
+// the kernel cache: their names, their inodes and those of the files created in them.
 //
 // The notifications are written from a thread of their own: each waits for the kernel,
 // which may wait for a write-back that this client's I/O thread serves.
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <thread>
 
 #include "client-fuse/fuse/ops.h"
@@ -19,13 +24,16 @@ namespace dfs::fuse {
 
 void install_kernel_invalidator(FuseContext& ctx) {
   ctx.vfs->client().set_on_exclusive([&ctx] { ctx.vfs->renew_shared_incarnations(); });
-  ctx.vfs->client().set_kernel_invalidator([&ctx]() -> awaitable<void> {
+  ctx.vfs->client().set_kernel_invalidator(
+      [&ctx](client::CacheRights::KernelScope scope) -> awaitable<void> {
     fuse_session* se = ctx.session;
     if (!se) co_return;
-    auto known = ctx.vfs->take_kernel_knowledge();
+    auto known = scope.everything ? ctx.vfs->take_kernel_knowledge()
+                                  : ctx.vfs->take_kernel_knowledge_of(scope.inos);
     struct Counts {
       size_t inodes = 0;
       size_t names = 0;
+      size_t expired = 0;
     };
     auto done = std::make_shared<Completion<Counts>>(ctx.vfs->executor());
     auto started = Clock::now();
@@ -41,12 +49,28 @@ void install_kernel_invalidator(FuseContext& ctx) {
           ++counts.names;
         }
       }
+      // A kernel without FUSE_EXPIRE_ONLY (before 6.2) answers ENOSYS: drop the name.
+      bool expire_only = true;
+      for (const auto& [parent, name] : known.directory_names) {
+        if (expire_only) {
+          int rc = fuse_lowlevel_notify_expire_entry(se, parent, name.data(), name.size(),
+                                                     FUSE_LL_EXPIRE_ONLY);
+          if (rc == 0) ++counts.expired;
+          if (rc != -ENOSYS) continue;
+          expire_only = false;
+        }
+        if (fuse_lowlevel_notify_inval_entry(se, parent, name.data(), name.size()) == 0) {
+          ++counts.names;
+        }
+      }
       asio::post(ex, [done, counts] { done->set(counts); });
       --ctx.notifiers;
     }).detach();
     Counts counts = co_await done->wait();
-    spdlog::info("kernel caches invalidated: {} inode(s), {} name(s) in {} ms", counts.inodes,
-                 counts.names,
+    spdlog::info("kernel caches invalidated{}: {} inode(s), {} name(s), {} directory name(s) "
+                 "expired, in {} ms",
+                 scope.everything ? "" : " for the recalled directories", counts.inodes,
+                 counts.names, counts.expired,
                  std::chrono::duration_cast<Duration>(Clock::now() - started).count());
   });
 }

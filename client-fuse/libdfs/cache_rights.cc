@@ -5,6 +5,15 @@
 
 namespace dfs::client {
 
+void CacheRights::KernelScope::add(KernelScope other) {
+  everything = everything || other.everything;
+  if (everything) {
+    inos.clear();
+    return;
+  }
+  inos.insert(inos.end(), other.inos.begin(), other.inos.end());
+}
+
 std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive, uint64_t seq,
                                                                  bool from_session_reply,
                                                                  std::string reason) {
@@ -19,7 +28,7 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
   grant_waiting_ = false;
   if (giving_up_) {
     // The running give-up answers it with a round of its own.
-    invalidate_again_ |= exclusive_;
+    if (exclusive_) invalidate_next_.add(KernelScope{.everything = true});
     exclusive_ = false;
     acks_pending_.push_back(seq);
     return std::nullopt;
@@ -27,23 +36,27 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
   if (!exclusive_) {
     // Nothing to give up; a pushed recall of a right never applied is still answered.
     if (from_session_reply) return std::nullopt;
-    return start_give_up(seq, GiveUp{.was_exclusive = false, .dropped = false});
+    return start_give_up(seq, GiveUp{.was_exclusive = false, .dropped = false}, {});
   }
   exclusive_ = false;  // from here on nothing is deferred, buffered or answered alone
-  return start_give_up(seq, GiveUp{.was_exclusive = true, .dropped = true});
+  return start_give_up(seq, GiveUp{.was_exclusive = true, .dropped = true},
+                       KernelScope{.everything = true});
 }
 
 CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& dirs,
                                                    uint64_t seq) {
   DirsRecall out;
   ++ownership_epoch_;
-  out.dropped = owned_.give_up(dirs);
+  KernelScope scope;
+  out.dropped = owned_.give_up(dirs, &scope.inos);
+  if (out.dropped) scope.inos.insert(scope.inos.end(), dirs.begin(), dirs.end());
   if (giving_up_) {
     acks_pending_.push_back(seq);
-    invalidate_again_ |= out.dropped;
+    invalidate_next_.add(std::move(scope));
     return out;
   }
-  out.start = start_give_up(seq, GiveUp{.was_exclusive = false, .dropped = out.dropped});
+  out.start = start_give_up(seq, GiveUp{.was_exclusive = false, .dropped = out.dropped},
+                            std::move(scope));
   return out;
 }
 
@@ -53,10 +66,11 @@ bool CacheRights::own_claimed(uint64_t dir, uint64_t epoch_asked) {
   return true;
 }
 
-CacheRights::GiveUp CacheRights::start_give_up(uint64_t seq, GiveUp give_up) {
+CacheRights::GiveUp CacheRights::start_give_up(uint64_t seq, GiveUp give_up,
+                                               KernelScope scope) {
   giving_up_ = true;
   acks_pending_ = {seq};
-  invalidate_again_ = give_up.dropped;
+  invalidate_next_ = std::move(scope);
   return give_up;
 }
 
@@ -65,7 +79,7 @@ std::optional<CacheRights::Round> CacheRights::next_round() {
     giving_up_ = false;
     return std::nullopt;
   }
-  Round round{std::exchange(acks_pending_, {}), std::exchange(invalidate_again_, false)};
+  Round round{std::exchange(acks_pending_, {}), std::exchange(invalidate_next_, {})};
   return round;
 }
 

@@ -56,6 +56,16 @@ class CacheRights {
   OwnedDirs& owned() { return owned_; }
   const OwnedDirs& owned() const { return owned_; }
 
+  // What the kernel must drop before a recall is acknowledged: what it was told under
+  // the rights that went, with the long timeouts and the kept page cache.
+  struct KernelScope {
+    bool everything = false;      // exclusive caching went: every name and inode
+    std::vector<uint64_t> inos;   // else these (dfs numbers): recalled directories (their
+                                  // names and attributes), the files created in them
+    bool empty() const { return !everything && inos.empty(); }
+    void add(KernelScope other);
+  };
+
   // ---- Notices from the MDS ----
 
   // A give-up to start: the owner pushes what it deferred and buffered and acknowledges,
@@ -93,11 +103,11 @@ class CacheRights {
   // ---- Giving rights back ----
 
   // The next round of the running give-up: the recalls to acknowledge after its pushes,
-  // and whether the kernel's caches go first. nullopt: all are answered and the give-up
-  // is over (take_grant may succeed again).
+  // and what of the kernel's caches goes first. nullopt: all are answered and the
+  // give-up is over (take_grant may succeed again).
   struct Round {
     std::vector<uint64_t> answering;
-    bool invalidate_kernel = false;
+    KernelScope invalidate;
   };
   std::optional<Round> next_round();
 
@@ -131,7 +141,7 @@ class CacheRights {
   void stop() { stopped_ = true; }
 
  private:
-  GiveUp start_give_up(uint64_t seq, GiveUp give_up);
+  GiveUp start_give_up(uint64_t seq, GiveUp give_up, KernelScope scope);
 
   bool want_exclusive_;
   bool exclusive_ = false;
@@ -145,7 +155,7 @@ class CacheRights {
   uint64_t ownership_epoch_ = 0;
   bool giving_up_ = false;
   std::vector<uint64_t> acks_pending_;  // recalls the running give-up has yet to answer
-  bool invalidate_again_ = false;       // one of them stopped a right: the kernel's caches go
+  KernelScope invalidate_next_;         // what the rights they stopped let the kernel cache
 };
 
 }  // namespace dfs::client

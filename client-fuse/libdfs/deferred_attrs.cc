@@ -125,7 +125,7 @@ void FileClient::on_deferred_reply(Ino ino, Result<rpc::Frame> reply) {
     if (is_gone(reply.error())) return;  // removed since: its attributes do not matter
     spdlog::warn("deferred attribute change of inode {:#x} failed: {}", ino,
                  reply.error().to_string());
-    if (!deferred_error_) deferred_error_ = reply.error();
+    deferred_errors_.note(reply.error(), std::span<const uint64_t>(&ino, 1));
     if (auto k = known_.find(ino); k != known_.end()) k->second.exact = false;
     return;
   }
@@ -164,13 +164,6 @@ void FileClient::prefer_newer(proto::Inode& inode) const {
   std::string inline_data = std::move(*inode.mutable_inline_data());
   inode = k->inode;
   *inode.mutable_inline_data() = std::move(inline_data);
-}
-
-Status FileClient::take_deferred_error() {
-  if (!deferred_error_) return ok_status();
-  Error e = std::move(*deferred_error_);
-  deferred_error_.reset();
-  return e.with_context("applying a deferred change");
 }
 
 }  // namespace dfs::client

@@ -89,7 +89,8 @@ void FileClient::queue_deferred(uint32_t method, Req request, const Creds& creds
 void FileClient::deferred_op_failed(const Error& error, const std::vector<Ino>& dirs,
                                     const std::vector<Ino>& inodes) {
   spdlog::warn("deferred change failed at the MDS: {}", error.to_string());
-  if (!deferred_error_) deferred_error_ = error;
+  deferred_errors_.note(error, dirs);
+  deferred_errors_.note(error, inodes);
   for (Ino dir : dirs) {
     dirs_.forget(dir);
     if (auto k = known_.find(dir); k != known_.end()) k->second.exact = false;

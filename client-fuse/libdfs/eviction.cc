@@ -45,7 +45,9 @@ void FileClient::on_evicted(const Error& why) {
     }
     ++lost_files;
     st->fenced = true;
-    st->write_error = lost;
+    st->write_error = lost;  // for the handles open now
+    // For an fsync through a handle opened later: the loss is the file's, reported once.
+    deferred_errors_.note(lost, std::span<const uint64_t>(&st->ino, 1));
     st->commit_dirty = false;
     st->mds_open = false;  // the eviction dropped its MDS open
     it = states_.erase(it);
@@ -58,15 +60,16 @@ void FileClient::on_evicted(const Error& why) {
     if (item.done) item.done(lost);
   }
   mds_.drop_unsent(lost);
-  // Reported by the next sync or fsync, as a failed writeback is.
-  if (lost_changes > 0 && !deferred_error_) deferred_error_ = lost;
+  // Each dropped change noted its error for the inodes it concerned (its `done`), which
+  // their next fsync reports, as a failed writeback is; the unmount's sync reports it too.
+  if (lost_changes > 0) deferred_errors_.note(lost, {});
 
   // Exclusive caching and owned directories went with the session (others changed
   // things since): the new session's reply says whether exclusive caching comes back,
   // and the kernel forgets what it cached.
   bool held_rights = rights_.evicted();
   if (held_rights && kernel_invalidator_ && !stopping_) {
-    spawn_checked(executor(), kernel_invalidator_());
+    spawn_checked(executor(), kernel_invalidator_(CacheRights::KernelScope{.everything = true}));
   }
   // What this client knew exactly may have changed since its session was fenced.
   forget_exact_knowledge();

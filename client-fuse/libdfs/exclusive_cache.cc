@@ -100,16 +100,19 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
   // round's pushes began: it gets a round of its own before it is acknowledged.
   while (auto round = rights_.next_round()) {
     // The kernel's dirty pages first: they come back through write() (synchronous
-    // where the right went), and its cached names and attributes go.
-    if (round->invalidate_kernel && kernel_invalidator_ && !stopping_) {
-      co_await kernel_invalidator_();
+    // where the right went), and its cached names and attributes go: all of them for
+    // exclusive caching, those of the recalled directories and their files otherwise.
+    if (!round->invalidate.empty() && kernel_invalidator_ && !stopping_) {
+      co_await kernel_invalidator_(std::move(round->invalidate));
     }
     // Deferred changes, write-behind, buffered file data and sizes.
-    Status pushed = co_await sync_all();
+    Status pushed = co_await push_all();
     if (!pushed) {
+      // What failed is reported by the fsync of the files concerned (a failed writeback
+      // or deferred change), and by the unmount.
       spdlog::warn("giving up caching rights: pushing failed: {} (reported at the next sync)",
                    pushed.error().to_string());
-      if (!deferred_error_) deferred_error_ = pushed.error();
+      deferred_errors_.note(pushed.error(), {});
     }
     // An operation that checked the right before the recall and resumed since may have
     // deferred one more change: it goes too, before the acknowledgement.
@@ -172,7 +175,9 @@ awaitable<void> FileClient::lease_watch_loop() {
     spdlog::warn("the MDS has not answered a renewal for most of the session timeout: this "
                  "mount stops caching and deferring until it does (what it deferred stays "
                  "queued)");
-    if (kernel_invalidator_) spawn_checked(executor(), kernel_invalidator_());
+    if (kernel_invalidator_) {
+      spawn_checked(executor(), kernel_invalidator_(CacheRights::KernelScope{.everything = true}));
+    }
   }
 }
 

@@ -23,6 +23,7 @@
 #include "client-fuse/libdfs/cache_rights.h"
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/data_ahead.h"
+#include "client-fuse/libdfs/deferred_errors.h"
 #include "client-fuse/libdfs/dir_cache.h"
 #include "client-fuse/libdfs/listing_prefetch.h"
 #include "client-fuse/libdfs/mds_session.h"
@@ -137,10 +138,12 @@ class FileClient {
   bool alone(Ino ino) const { return rights_.alone(ino); }
   // alone() for the file of an open handle (false for an unknown handle).
   bool alone_handle(Fh fh) const;
-  // What the kernel caches must be dropped when the right is recalled: the owner (the
-  // FUSE layer) invalidates it, off the I/O thread, and the returned task ends when the
-  // kernel has done so (its dirty pages written back through this client).
-  void set_kernel_invalidator(std::function<awaitable<void>()> invalidate) {
+  // What the kernel caches must be dropped when a right is recalled: the owner (the
+  // FUSE layer) invalidates what the scope names, off the I/O thread, and the returned
+  // task ends when the kernel has done so (its dirty pages written back through this
+  // client).
+  using KernelInvalidator = std::function<awaitable<void>(CacheRights::KernelScope)>;
+  void set_kernel_invalidator(KernelInvalidator invalidate) {
     kernel_invalidator_ = std::move(invalidate);
   }
   // Called (on the I/O thread) just before exclusive caching is taken up after a shared
@@ -216,11 +219,14 @@ class FileClient {
   // in exclusive mode, an inline file's bytes are queued for the MDS in order with the
   // other deferred changes (deferred_push.cc); either way every later MDS call sees them.
   awaitable<Status> flush(Fh fh);
-  // flush(), then sync_metadata(): everything written through `fh` is durable.
+  // flush(), then sync_metadata(): everything written through `fh` is durable. Also
+  // reports (once) a failed deferred change of the file (DeferredErrors).
   awaitable<Status> fsync(Fh fh);
   // Waits until every metadata change the MDS has acknowledged is durable: the MDS
-  // replies to mutations once applied and logged, before the disk has them (fsyncdir).
+  // replies to mutations once applied and logged, before the disk has them.
   awaitable<Status> sync_metadata();
+  // fsyncdir: sync_metadata(), and a failed deferred change of entries of `dir`, once.
+  awaitable<Status> fsync_dir(Ino dir);
   // Flushes (when the last handle of the file goes) and tells the MDS the file is closed.
   // The record locks taken through `fh` go with it, and its flock lock when
   // `flock_release` (the kernel says it took one; `lock_owner` names it).
@@ -237,7 +243,8 @@ class FileClient {
   awaitable<void> cancel_lock(uint64_t wait_id);
   // A close by lock owner `owner` (FUSE flush): its record locks on the file of `fh` go.
   awaitable<void> release_record_locks(Fh fh, uint64_t owner);
-  // Pushes every open file's buffered state, then sync_metadata() (umount).
+  // Pushes every open file's buffered state, then sync_metadata(); reports the first
+  // failure, a failed deferred change of any file included (umount).
   awaitable<Status> sync_all();
   // sync_all(), then stops the background flusher.
   awaitable<Status> shutdown();
@@ -391,7 +398,7 @@ class FileClient {
   void on_renewed(const proto::RenewReply& reply);
   std::shared_ptr<asio::steady_timer> lease_timer_;
   std::function<void()> on_exclusive_;
-  std::function<awaitable<void>()> kernel_invalidator_;
+  KernelInvalidator kernel_invalidator_;
   // Deferred attribute changes (deferred_attrs.cc). In exclusive mode a chmod, chown or
   // utimes by root on an inode known exactly is answered at once with the MDS's own
   // op's outcome (attr_predict.h) and sent later, merged with the inode's other
@@ -404,8 +411,9 @@ class FileClient {
   void schedule_deferred_flush();
   void on_deferred_reply(Ino ino, Result<rpc::Frame> reply);
   awaitable<void> flush_deferred_soon();
-  // The first error of a deferred change since the last call (sync_metadata reports it).
-  Status take_deferred_error();
+  // sync_all() without reporting failed deferred changes: they stay for the fsync of
+  // the files they concern (a recall pushes everything, and nobody asked for errors).
+  awaitable<Status> push_all();
   // Deferred namespace changes (deferred_namespace.cc). In exclusive mode a create or a
   // rename (not of a directory, not replacing anything) in directories this client
   // created, so that it knows every name in them, on inodes it knows exactly, is
@@ -530,7 +538,7 @@ class FileClient {
   Ino delegated_next_ = 0;  // the delegated inode numbers not yet used: [next, end)
   Ino delegated_end_ = 0;
   bool mds_delegates_inos_ = true;  // false: the MDS does not know kMdsAllocInos
-  std::optional<Error> deferred_error_;
+  DeferredErrors deferred_errors_;  // failed deferred changes, until an fsync asks
   bool deferred_flush_scheduled_ = false;
   std::shared_ptr<asio::steady_timer> deferred_timer_;
   DirCache dirs_;  // names of directories we created: negative lookups answered here

@@ -388,6 +388,7 @@ awaitable<Status> FileClient::flush(Fh fh) {
 
 awaitable<Status> FileClient::fsync(Fh fh) {
   auto h = DFS_CO_TRY(handle(fh));
+  const Ino ino = h->ino;
   bool durable = false;
   if (auto st = h->state) {
     co_await st->flush_mu.lock();
@@ -397,16 +398,22 @@ awaitable<Status> FileClient::fsync(Fh fh) {
   }
   // The last push came back durable (and with it everything applied before): done.
   // Otherwise nothing was pushed, and earlier changes may still be only applied.
-  if (durable) co_return take_deferred_error();
-  co_return co_await sync_metadata();
+  if (!durable) DFS_CO_AWAIT_CHECK(sync_metadata());
+  co_return deferred_errors_.take_for(ino);
 }
 
 awaitable<Status> FileClient::sync_metadata() {
-  // Deferred attribute changes ride ahead of this call; their errors surface here.
+  // Deferred changes ride ahead of this call: once it is answered, each of them has been
+  // answered too, and a failure noted (DeferredErrors).
   auto synced =
       co_await mds_.call<proto::Empty>(rpc::kMdsSync, proto::SyncRequest{}, Creds{}, false);
   if (!synced) co_return unexpected(std::move(synced).error());
-  co_return take_deferred_error();
+  co_return ok_status();
+}
+
+awaitable<Status> FileClient::fsync_dir(Ino dir) {
+  DFS_CO_AWAIT_CHECK(sync_metadata());
+  co_return deferred_errors_.take_for(dir);
 }
 
 // --- truncate ---

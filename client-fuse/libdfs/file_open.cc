@@ -432,6 +432,12 @@ awaitable<void> FileClient::reopen_all(std::string why) {
 }
 
 awaitable<Status> FileClient::sync_all() {
+  Status pushed = co_await push_all();
+  Status failed_changes = deferred_errors_.take_all();
+  co_return pushed ? failed_changes : pushed;
+}
+
+awaitable<Status> FileClient::push_all() {
   co_await drain_all_object_writes();
   std::vector<awaitable<Status>> tasks;
   for (auto& [ino, st] : states_) {

@@ -24,12 +24,17 @@ void OwnedDirs::file_moved(uint64_t file, uint64_t dir) {
 
 void OwnedDirs::removed(uint64_t dir) { dirs_.erase(dir); }
 
-bool OwnedDirs::give_up(const std::vector<uint64_t>& dirs) {
+bool OwnedDirs::give_up(const std::vector<uint64_t>& dirs, std::vector<uint64_t>* files_dropped) {
   bool owned = false;
   for (uint64_t dir : dirs) owned |= dirs_.erase(dir) > 0;
   if (!owned) return false;
   for (auto it = files_.begin(); it != files_.end();) {
-    it = dirs_.count(it->second) ? std::next(it) : files_.erase(it);
+    if (dirs_.count(it->second)) {
+      ++it;
+      continue;
+    }
+    if (files_dropped) files_dropped->push_back(it->first);
+    it = files_.erase(it);
   }
   return true;
 }

@@ -40,8 +40,9 @@ class OwnedDirs {
   // `dir` was removed.
   void removed(uint64_t dir);
   // A recall: `dirs` and the files created in them are no longer covered. Returns
-  // whether any of `dirs` was owned.
-  bool give_up(const std::vector<uint64_t>& dirs);
+  // whether any of `dirs` was owned; the files that stopped being covered are added to
+  // `files_dropped` (when given).
+  bool give_up(const std::vector<uint64_t>& dirs, std::vector<uint64_t>* files_dropped = nullptr);
   // Everything goes (an eviction: the new session owns nothing).
   void clear();
 

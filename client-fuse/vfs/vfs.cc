@@ -1,9 +1,14 @@
 #include "client-fuse/vfs/vfs.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
+#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "client-fuse/vfs/attr.h"
 
@@ -50,7 +55,7 @@ Attr Vfs::make_attr(const proto::Inode& inode) const {
               timeouts(client_.alone(inode.ino())).attr};
 }
 
-void Vfs::note_name(uint64_t parent, const std::string& name) {
+void Vfs::note_name(uint64_t parent, const std::string& name, bool directory) {
   constexpr size_t kMaxNamesRemembered = 1u << 20;
   if (!client_.alone(inodes_.to_dfs(parent))) return;  // given with no timeout
   auto now = Clock::now();
@@ -59,7 +64,7 @@ void Vfs::note_name(uint64_t parent, const std::string& name) {
           names_given_.size() >= kMaxNamesRemembered)) {
     names_given_.pop_front();
   }
-  names_given_.push_back(GivenName{now, parent, name});
+  names_given_.push_back(GivenName{now, parent, name, directory});
 }
 
 void Vfs::renew_shared_incarnations() {
@@ -67,12 +72,47 @@ void Vfs::renew_shared_incarnations() {
   told_.clear();
 }
 
+void Vfs::take_names(KernelKnowledge& k, const std::function<bool(uint64_t parent)>& in_scope) {
+  // A name may have been given more than once: a negative entry, then the directory
+  // made under it. The newest says what the kernel holds now (a directory's name only
+  // expires; invalidating it as a missing name would drop everything below it).
+  std::set<std::pair<uint64_t, std::string_view>> seen;
+  std::deque<GivenName> kept;
+  std::vector<GivenName*> taken;
+  for (auto it = names_given_.rbegin(); it != names_given_.rend(); ++it) {
+    if (!in_scope(it->parent)) continue;
+    if (seen.emplace(it->parent, it->name).second) taken.push_back(&*it);
+  }
+  for (GivenName* given : taken) {
+    (given->directory ? k.directory_names : k.names).emplace_back(given->parent, given->name);
+  }
+  for (auto& given : names_given_) {
+    if (!in_scope(given.parent)) kept.push_back(std::move(given));
+  }
+  names_given_ = std::move(kept);
+}
+
 Vfs::KernelKnowledge Vfs::take_kernel_knowledge() {
   KernelKnowledge k;
-  k.names.reserve(names_given_.size());
-  for (auto& given : names_given_) k.names.emplace_back(given.parent, std::move(given.name));
-  names_given_.clear();
+  take_names(k, [](uint64_t) { return true; });
   k.inodes = inodes_.all();
+  if (std::find(k.inodes.begin(), k.inodes.end(), kFuseRootIno) == k.inodes.end()) {
+    k.inodes.push_back(kFuseRootIno);  // never looked up, and its attributes were given too
+  }
+  return k;
+}
+
+Vfs::KernelKnowledge Vfs::take_kernel_knowledge_of(const std::vector<uint64_t>& dfs_inos) {
+  const std::unordered_set<uint64_t> scope(dfs_inos.begin(), dfs_inos.end());
+  KernelKnowledge k;
+  take_names(k, [&](uint64_t parent) { return scope.count(inodes_.to_dfs(parent)) > 0; });
+  // Every incarnation the kernel holds, and the root, which the kernel never looks up.
+  std::set<uint64_t> inodes;
+  for (uint64_t fuse_ino : inodes_.all()) {
+    if (scope.count(inodes_.to_dfs(fuse_ino))) inodes.insert(fuse_ino);
+  }
+  if (scope.count(inodes_.to_dfs(kFuseRootIno))) inodes.insert(kFuseRootIno);
+  k.inodes.assign(inodes.begin(), inodes.end());
   return k;
 }
 
@@ -93,12 +133,12 @@ awaitable<Result<Entry>> Vfs::lookup(Creds creds, uint64_t parent, std::string n
     if (inode.error().code() == ErrorCode::kNotFound && t.negative > 0) {
       Entry negative;
       negative.entry_timeout = t.negative;
-      note_name(parent, name);
+      note_name(parent, name, false);
       co_return negative;
     }
     co_return unexpected(std::move(inode).error());
   }
-  note_name(parent, name);
+  note_name(parent, name, S_ISDIR(inode->mode()));
   co_return make_entry(parent, *inode);
 }
 
@@ -116,7 +156,7 @@ awaitable<Result<Entry>> Vfs::mknod(Creds creds, uint64_t parent, std::string na
                                     uint64_t rdev) {
   DFS_CO_AWAIT_TRY(auto inode,
                    client_.mknod(creds, inodes_.to_dfs(parent), name, mode, rdev));
-  note_name(parent, name);
+  note_name(parent, name, S_ISDIR(inode.mode()));
   co_return make_entry(parent, inode);
 }
 
@@ -124,7 +164,7 @@ awaitable<Result<Entry>> Vfs::symlink(Creds creds, std::string target, uint64_t 
                                       std::string name) {
   DFS_CO_AWAIT_TRY(auto inode,
                    client_.symlink(creds, inodes_.to_dfs(parent), name, std::move(target)));
-  note_name(parent, name);
+  note_name(parent, name, false);
   co_return make_entry(parent, inode);
 }
 
@@ -136,7 +176,7 @@ awaitable<Result<Entry>> Vfs::link(Creds creds, uint64_t ino, uint64_t new_paren
                                    std::string new_name) {
   DFS_CO_AWAIT_TRY(auto inode, client_.link(creds, inodes_.to_dfs(ino), inodes_.to_dfs(new_parent),
                                             new_name));
-  note_name(new_parent, new_name);
+  note_name(new_parent, new_name, false);
   co_return make_entry(new_parent, inode);
 }
 
@@ -170,7 +210,7 @@ awaitable<Result<Opened>> Vfs::create(Creds creds, uint64_t parent, std::string 
   out.fh = file.fh;
   out.keep_cache = client_.alone(file.inode.ino());
   out.direct_io = !out.keep_cache && options_.writeback_cache;
-  note_name(parent, name);
+  note_name(parent, name, false);
   out.entry = make_entry(parent, file.inode);
   co_return out;
 }
@@ -195,7 +235,11 @@ awaitable<Result<uint64_t>> Vfs::write(uint64_t fh, int open_flags, bool page_ca
 
 awaitable<Status> Vfs::flush(uint64_t fh) { co_return co_await client_.flush(fh); }
 awaitable<Status> Vfs::fsync(uint64_t fh) { co_return co_await client_.fsync(fh); }
-awaitable<Status> Vfs::fsyncdir() { co_return co_await client_.sync_metadata(); }
+awaitable<Status> Vfs::fsyncdir(uint64_t dh) {
+  auto it = dirs_.find(dh);
+  if (it == dirs_.end()) co_return co_await client_.sync_metadata();  // not opened here
+  co_return co_await client_.fsync_dir(it->second->ino);
+}
 awaitable<Status> Vfs::release(uint64_t fh, bool flock_release, uint64_t lock_owner) {
   co_return co_await client_.release(fh, flock_release, lock_owner);
 }
@@ -257,7 +301,7 @@ awaitable<Result<std::vector<DirItem>>> Vfs::readdir(Creds creds, uint64_t dh, u
     if (plus && d.has_inode() && d.inode().ino() != 0 && !is_dot(d.name())) {
       item.entry = make_entry(inodes_.to_fuse(dir->ino), d.inode());
       item.counts_lookup = true;
-      note_name(inodes_.to_fuse(dir->ino), item.name);
+      note_name(inodes_.to_fuse(dir->ino), item.name, S_ISDIR(d.inode().mode()));
     } else {
       item.entry.ino = 0;
       item.entry.attr.st_ino = InodeTable::shown_ino(inodes_.to_fuse(d.ino()));

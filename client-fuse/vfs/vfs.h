@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -108,7 +109,8 @@ class Vfs {
   awaitable<Status> flush(uint64_t fh);
   awaitable<Status> fsync(uint64_t fh);
   // Directory changes are durable when this returns.
-  awaitable<Status> fsyncdir();
+  // The directory of handle `dh` (opendir).
+  awaitable<Status> fsyncdir(uint64_t dh);
   // `flock_release`: the kernel took a flock lock on this open file, named `lock_owner`.
   awaitable<Status> release(uint64_t fh, bool flock_release = false, uint64_t lock_owner = 0);
 
@@ -132,13 +134,20 @@ class Vfs {
 
   // What the kernel was told under exclusive caching, with long timeouts, for it to be
   // invalidated when the right is recalled: the names (a directory and a name in it,
-  // both kernel numbers; negative entries too) and every inode it holds. Taking the
-  // names forgets them.
+  // both kernel numbers; negative entries too), those of directories apart (expiring
+  // them is enough: a directory's inode holds no size the kernel trusts, and dropping
+  // its name would drop every name and page cached below it), and every inode it holds.
+  // Taking the names forgets them.
   struct KernelKnowledge {
-    std::vector<std::pair<uint64_t, std::string>> names;
+    using Name = std::pair<uint64_t, std::string>;
+    std::vector<Name> names;
+    std::vector<Name> directory_names;
     std::vector<uint64_t> inodes;
   };
   KernelKnowledge take_kernel_knowledge();
+  // The part of it about `dfs_inos` (dfs numbers): the names in those directories and
+  // every kernel inode of them (all incarnations). Names elsewhere stay remembered.
+  KernelKnowledge take_kernel_knowledge_of(const std::vector<uint64_t>& dfs_inos);
   // Exclusive caching is taken up after a shared period: every regular file the kernel
   // was shown meanwhile gets a new incarnation, so that the kernel's next lookup drops a
   // size it may hold stale (exclusive, the kernel's names are not asked again for 60 s).
@@ -164,8 +173,12 @@ class Vfs {
   // kernel drops the size it would otherwise keep trusting.
   // `parent` (a kernel number; 0: none, an open's entry) decides the name's timeout.
   Entry make_entry(uint64_t parent, const proto::Inode& inode);
-  // An entry for `name` in kernel directory `parent` is being given to the kernel.
-  void note_name(uint64_t parent, const std::string& name);
+  // An entry for `name` in kernel directory `parent` is being given to the kernel;
+  // `directory`: it names a directory.
+  void note_name(uint64_t parent, const std::string& name, bool directory);
+  // Moves the names given in the directories `in_scope` accepts (kernel numbers) into
+  // `k`, each once, as its newest note has it.
+  void take_names(KernelKnowledge& k, const std::function<bool(uint64_t parent)>& in_scope);
   Attr make_attr(const proto::Inode& inode) const;
   awaitable<Status> fill_batch(Creds creds, DirHandle& dir, uint64_t after, bool plus);
 
@@ -179,6 +192,7 @@ class Vfs {
     Clock::time_point at;
     uint64_t parent = 0;
     std::string name;
+    bool directory = false;
   };
   std::deque<GivenName> names_given_;
   Clock::duration names_horizon_;  // the longest the kernel keeps a name given alone

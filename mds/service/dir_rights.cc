@@ -115,8 +115,13 @@ void DirRights::start_recall(const std::string& owner, std::vector<uint64_t> dir
   }
   recall.dirs = std::move(dirs);
   recall.reason = std::move(reason);
-  spdlog::info("directory rights: recalling {} director{} from {} ({})", recall.dirs.size(),
-               recall.dirs.size() == 1 ? "y" : "ies", owner, recall.reason);
+  std::string which;
+  for (size_t i = 0; i < recall.dirs.size() && i < 8; ++i) {
+    which += fmt::format("{}{:#x}", i ? ", " : "", recall.dirs[i]);
+  }
+  if (recall.dirs.size() > 8) which += ", ...";
+  spdlog::info("directory rights: recalling {} director{} ({}) from {} ({})", recall.dirs.size(),
+               recall.dirs.size() == 1 ? "y" : "ies", which, owner, recall.reason);
   auto& list = recalls_[owner];
   list.push_back(std::move(recall));
   send(owner, list.back());

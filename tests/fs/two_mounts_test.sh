@@ -28,7 +28,11 @@
 #      a directory of their own that neither owns, and each is given its directory
 #      (`dfs client ls`); each reads the other's files whole (never synced), which
 #      recalls them; a new file in a directory recalled a moment ago leaves it shared;
-#  10. a mount with cache=shared (C, which never caches) beside A alone: its session open
+#  10. a recall of one directory takes back only what it let the kernel cache: B reads a
+#      file in one of two directories A made (never synced); A's kernel drops the names
+#      and inodes of the directories on B's path and of their files, and keeps the pages
+#      of the other directory's files, which A still owns;
+#  11. a mount with cache=shared (C, which never caches) beside A alone: its session open
 #      recalls A's exclusive caching as a default mount's does, so C reads the tree A
 #      made alone (never synced) whole and A sees C's rewrite at once; A is not granted
 #      the right again while C is there, and is once C leaves (B is unmounted first).
@@ -36,7 +40,7 @@
 # DFS_TWO_MOUNTS_OPTIONS="cache=shared" adds mount.dfs -o options to both mounts.
 source "$(dirname "$0")/lib.sh"
 
-checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6 7 8 9 10}"
+checks="${DFS_TWO_MOUNTS_CHECKS:-1 2 3 4 5 6 7 8 9 10 11}"
 run_check() { [[ " ${checks//,/ } " == *" $1 "* ]]; }
 ok() { echo "ok: $*"; }
 races="$(dirname "$0")/mount_races.py"
@@ -399,7 +403,43 @@ if run_check 9; then
 fi
 
 if run_check 10; then
-  step "10. a mount with cache=shared beside A alone recalls A's exclusive caching too"
+  step "10. a recall of one directory drops only what it let A's kernel cache"
+  wlog="$cluster/log/client.log"
+  mkdir -p "$mnt/scope/near" "$mnt/scope/far"
+  for i in 1 2 3; do echo "near $i" >"$mnt/scope/near/f$i"; done
+  for i in $(seq 1 40); do echo "far $i" >"$mnt/scope/far/f$i"; done
+  cat "$mnt"/scope/far/* >/dev/null  # A's kernel holds them all, pages included
+  resident() { fincore --noheadings --output PAGES "$@" | awk '{s += $1} END {print s + 0}'; }
+  far_pages="$(resident "$mnt"/scope/far/*)"
+  lines_before="$(wc -l <"$wlog")"
+  [ "$(cat "$mnt2/scope/near/f2")" = "near 2" ] || fail "B does not read A's scope/near/f2"
+  for _ in $(seq 50); do
+    tail -n +"$((lines_before + 1))" "$wlog" | grep -q "owned directories given up" && break
+    sleep 0.1
+  done
+  dropped="$(tail -n +"$((lines_before + 1))" "$wlog" | grep "kernel caches invalidated" || true)"
+  echo "$dropped"
+  [ -n "$dropped" ] || fail "A's log does not say what its kernel dropped for B's read"
+  grep -qv "for the recalled directories" <<<"$dropped" &&
+    fail "B's read of one directory made A's kernel drop everything it cached"
+  inodes="$(grep -o "directories: [0-9]* inode" <<<"$dropped" | awk '{s += $2} END {print s}')"
+  # scope, scope/near and near's three files, and the root if A owned it: B's lookups
+  # showed those directories.
+  [ "$inodes" -le 6 ] || fail "A's kernel dropped $inodes inodes for B's read of scope/near (at most 6)"
+  # The name scope/far was only expired: A's kernel keeps what it cached below it.
+  far_pages_after="$(resident "$mnt"/scope/far/*)"
+  echo "pages of scope/far in A's page cache: $far_pages before B's read, $far_pages_after after"
+  [ "$far_pages" -gt 0 ] || fail "A's page cache held nothing of scope/far after reading it"
+  [ "$far_pages_after" -eq "$far_pages" ] ||
+    fail "B's read of scope/near made A's kernel drop pages of scope/far"
+  for i in $(seq 1 40); do
+    [ "$(cat "$mnt2/scope/far/f$i")" = "far $i" ] || fail "B reads scope/far/f$i wrong"
+  done
+  ok "B's read of scope/near dropped $inodes inode(s) from A's kernel, which kept scope/far's pages; B reads scope/far whole"
+fi
+
+if run_check 11; then
+  step "11. a mount with cache=shared beside A alone recalls A's exclusive caching too"
   granted_a() { grep -c "exclusive caching granted" "$cluster/log/client.log" || true; }
   granted_before="$(granted_a)"
   stop_mount "$mnt2" "$client_b"

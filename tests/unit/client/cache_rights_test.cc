@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -57,8 +58,10 @@ TEST_CASE("client/owned_dirs: a directory covers the files created in it until t
   owned.own(20);
   CHECK_FALSE(owned.may_own_more());
   owned.file_created(21, 20);
-  CHECK(owned.give_up({20, 30}));
+  std::vector<uint64_t> dropped;
+  CHECK(owned.give_up({20, 30}, &dropped));
   CHECK_FALSE(owned.covers(21));
+  CHECK(dropped == std::vector<uint64_t>{21});  // kDir's files stay covered
   CHECK_FALSE(owned.give_up({20}));  // given up already
   owned.removed(kDir);
   CHECK(owned.size() == 0);
@@ -101,7 +104,7 @@ TEST_CASE("client/cache_rights: a recall stops the right at once and is answered
   auto round = rights.next_round();
   REQUIRE(round);
   CHECK(round->answering == std::vector<uint64_t>{2});
-  CHECK(round->invalidate_kernel);
+  CHECK(round->invalidate.everything);
   CHECK_FALSE(rights.next_round());
   CHECK_FALSE(rights.giving_up());
 }
@@ -151,7 +154,8 @@ TEST_CASE("client/cache_rights: a recall arriving during a round gets a round of
   auto second = rights.next_round();
   REQUIRE(second);
   CHECK(second->answering == std::vector<uint64_t>{3});
-  CHECK(second->invalidate_kernel);
+  CHECK_FALSE(second->invalidate.everything);  // the first round dropped everything
+  CHECK(second->invalidate.inos == std::vector<uint64_t>{kDir});
   CHECK_FALSE(rights.next_round());
 }
 
@@ -202,7 +206,11 @@ TEST_CASE("client/cache_rights: owned directories: a recall is answered whether 
   CHECK_FALSE(rights.alone(kFile));
   auto round = rights.next_round();
   REQUIRE(round);
-  CHECK(round->invalidate_kernel);
+  // Only what the directory let the kernel cache: its names and inode, its files.
+  CHECK_FALSE(round->invalidate.everything);
+  auto scope = round->invalidate.inos;
+  std::sort(scope.begin(), scope.end());
+  CHECK(scope == std::vector<uint64_t>{kDir, kFile});
 }
 
 TEST_CASE("client/cache_rights: a lapsed lease stops every right and a renewal saying nothing changed restores them") {
