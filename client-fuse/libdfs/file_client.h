@@ -134,10 +134,21 @@ class FileClient {
   bool exclusive() const { return rights_.exclusive(); }
   // Whether this mount may cache and defer for `ino` as if it were the only mount:
   // it holds exclusive caching, or `ino` is a directory it owns or a file it created in
-  // one and its lease holds (CacheRights). Every fast path asks this, on the I/O thread.
-  bool alone(Ino ino) const { return rights_.alone(ino); }
+  // one (CacheRights), and its lease holds. Every fast path asks this, on the I/O thread.
+  // The lease is read from the clock here, not only when the lease watch lapses the
+  // rights: after a pause the watch waits a moment for the renewal's answer before it
+  // acts, and the fast paths must not answer meanwhile (the MDS may have evicted this
+  // mount and let another change what it caches).
+  bool alone(Ino ino) const {
+    return rights_.alone(ino) && Clock::now() < mds_.lease_expires();
+  }
   // alone() for the file of an open handle (false for an unknown handle).
   bool alone_handle(Fh fh) const;
+  // Exclusive caching is held and the lease holds: what the fast paths that need the
+  // whole file system (listings and data fetched ahead, local opens) ask.
+  bool exclusive_now() const {
+    return rights_.exclusive() && Clock::now() < mds_.lease_expires();
+  }
   // What the kernel caches must be dropped when a right is recalled: the owner (the
   // FUSE layer) invalidates what the scope names, off the I/O thread, and the returned
   // task ends when the kernel has done so (its dirty pages written back through this

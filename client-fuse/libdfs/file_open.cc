@@ -169,7 +169,7 @@ void FileClient::drop_listed_data(Ino ino) {
 }
 
 std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, int flags) {
-  if (!rights_.exclusive() || options_.readdir_inline_max == 0) return std::nullopt;
+  if (!exclusive_now() || options_.readdir_inline_max == 0) return std::nullopt;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return std::nullopt;
   const Known* k = known(ino);
   if (!k || !k->exact || !S_ISREG(k->inode.mode()) || !k->inode.inline_()) return std::nullopt;
@@ -193,7 +193,7 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
 
 awaitable<std::optional<OpenFile>> FileClient::open_from_data_ahead(const Creds& creds, Ino ino,
                                                                     int flags) {
-  if (!rights_.exclusive() || !data_ahead_.enabled() || held(ino)) co_return std::nullopt;
+  if (!exclusive_now() || !data_ahead_.enabled() || held(ino)) co_return std::nullopt;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) co_return std::nullopt;
   const Known* k = known(ino);
   if (!k || !k->exact || !S_ISREG(k->inode.mode()) || k->inode.inline_()) co_return std::nullopt;

@@ -19,14 +19,14 @@ proto::ReaddirRequest FileClient::readdir_request(Ino ino, uint64_t cookie, uint
   request.set_cookie(cookie);
   request.set_max_entries(max_entries);
   request.set_plus(plus);
-  if (plus && rights_.exclusive()) request.set_inline_max(options_.readdir_inline_max);
+  if (plus && exclusive_now()) request.set_inline_max(options_.readdir_inline_max);
   return request;
 }
 
 awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino, uint64_t cookie,
                                                            uint32_t max_entries, bool plus) {
   // What a walk asks: a whole listing from its start, with attributes.
-  const bool walk = plus && cookie == 0 && rights_.exclusive() && listings_.enabled();
+  const bool walk = plus && cookie == 0 && exclusive_now() && listings_.enabled();
   std::optional<proto::ReaddirReply> reply;
   if (walk) reply = co_await listing_fetched_ahead(ino, creds, max_entries);
   if (!reply) {
@@ -111,7 +111,7 @@ awaitable<void> FileClient::fetch_listing_ahead(ListingPrefetch::Fetch fetch) {
 }
 
 void FileClient::want_data_ahead(const proto::Inode& inode) {
-  if (!rights_.exclusive() || !data_ahead_.enabled() || !S_ISREG(inode.mode()) || inode.inline_()) return;
+  if (!exclusive_now() || !data_ahead_.enabled() || !S_ISREG(inode.mode()) || inode.inline_()) return;
   if (held(inode.ino())) return;  // open or lingering here: its state reads it
   data_ahead_.want({inode.ino(), inode.version(), inode.size(), layout_of(inode)});
 }
