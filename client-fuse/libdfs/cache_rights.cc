@@ -26,6 +26,12 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
     return std::nullopt;
   }
   grant_waiting_ = false;
+  if (from_session_reply && !exclusive_) {
+    // The MDS's word that this session does not cache alone, which it knew: nothing to
+    // answer. Its seq is the MDS's newest, and may be that of a recall of owned
+    // directories still on its way here; acknowledging it would give them up unseen.
+    return std::nullopt;
+  }
   if (giving_up_) {
     // The running give-up answers it with a round of its own.
     if (exclusive_) invalidate_next_.add(KernelScope{.everything = true});

@@ -9,7 +9,10 @@
 //     nothing new is deferred or buffered under it while the old is flushed.
 //   - Notices about exclusive caching are ordered by seq: a pushed notice no newer than
 //     the last one applied is ignored (a late grant must not undo a recall that overtook
-//     it); a session reply answers this mount's own request and always applies.
+//     it); a session reply answers this mount's own request and always applies. A
+//     session reply that says "not exclusive" is a recall to answer only for a mount
+//     that holds the right: its seq is the MDS's newest, which may belong to a recall of
+//     owned directories still on its way.
 //   - A grant is taken up only when no give-up is running, the lease holds, the mount is
 //     not unmounting and its owner says it is quiet (take_grant); until then it waits.
 //   - A give-up runs in rounds (next_round): each answers the recalls that had arrived

@@ -62,7 +62,7 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
                  restarted ? ", a new instance" : "");
   }
   session_ = std::move(reply);
-  extend_lease(sent, session_.session_timeout_ms());
+  extend_lease(sent, session_.lease_ms() ? session_.lease_ms() : session_.session_timeout_ms());
   session_conn_ = conn;
   session_addr_ = addr;
   if (on_session_reply_) on_session_reply_(session_);

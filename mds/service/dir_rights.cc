@@ -12,11 +12,12 @@ constexpr Duration kRecallResend{1000};
 }  // namespace
 
 DirRights::DirRights(asio::any_io_executor executor, Duration recall_timeout, SendFn send,
-                     EvictFn evict, SeqFn next_seq)
+                     EvictFn evict, SeqFn next_seq, NowFn now)
     : recall_timeout_(recall_timeout),
       send_(std::move(send)),
       evict_(std::move(evict)),
       next_seq_(std::move(next_seq)),
+      now_(std::move(now)),
       changed_(std::move(executor)) {
   changed_.expires_at(asio::steady_timer::time_point::max());
 }
@@ -34,7 +35,7 @@ bool DirRights::created(const std::string& client, uint64_t dir) {
 bool DirRights::claimed_existing(const std::string& client, uint64_t dir) {
   if (auto it = owners_.find(dir); it != owners_.end()) return it->second.owner == client;
   if (auto it = recalled_at_.find(dir);
-      it != recalled_at_.end() && Clock::now() - it->second < kContested) {
+      it != recalled_at_.end() && now_() - it->second < kContested) {
     return false;
   }
   return created(client, dir);
@@ -108,7 +109,7 @@ void DirRights::start_recall(const std::string& owner, std::vector<uint64_t> dir
                              std::string reason) {
   Recall recall;
   recall.seq = next_seq_();
-  recall.started = Clock::now();
+  recall.started = now_();
   for (uint64_t dir : dirs) {
     owners_[dir].recall_seq = recall.seq;
     recalled_at_[dir] = recall.started;
@@ -133,7 +134,7 @@ void DirRights::send(const std::string& owner, Recall& recall) {
   notice.set_seq(recall.seq);
   notice.set_reason(recall.reason);
   for (uint64_t dir : recall.dirs) notice.add_dirs(dir);
-  recall.last_sent = Clock::now();
+  recall.last_sent = now_();
   if (!send_(owner, notice)) {
     spdlog::debug("directory rights: {} has no connection for the recall; resending", owner);
   }
@@ -153,7 +154,7 @@ void DirRights::acknowledged(const std::string& client, uint64_t seq) {
       disown(owned);
     }
   }
-  auto took = std::chrono::duration_cast<Duration>(Clock::now() - it->started);
+  auto took = std::chrono::duration_cast<Duration>(now_() - it->started);
   spdlog::info("directory rights: {} gave up {} director{} after {} ms", client, it->dirs.size(),
                it->dirs.size() == 1 ? "y" : "ies", took.count());
   recalls.erase(it);
@@ -203,6 +204,12 @@ void DirRights::clear() {
 size_t DirRights::owned_by(const std::string& client) const {
   auto it = counts_.find(client);
   return it == counts_.end() ? 0 : it->second;
+}
+
+std::optional<Clock::time_point> DirRights::recall_due(const std::string& client) const {
+  auto it = recalls_.find(client);
+  if (it == recalls_.end() || it->second.empty()) return std::nullopt;
+  return it->second.front().started + recall_timeout_;  // oldest first
 }
 
 uint64_t DirRights::pending_recall(const std::string& client) const {

@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -48,8 +49,10 @@ class DirRights {
   // How long a recalled directory is not given to a mount asking for an existing one.
   static constexpr Duration kContested{300'000};
 
+  using NowFn = ExclusiveCache::NowFn;
+
   DirRights(asio::any_io_executor executor, Duration recall_timeout, SendFn send, EvictFn evict,
-            SeqFn next_seq);
+            SeqFn next_seq, NowFn now = [] { return Clock::now(); });
 
   // `client` created `dir` and asked to own it. False (not owned) past the bound.
   bool created(const std::string& client, uint64_t dir);
@@ -87,6 +90,8 @@ class DirRights {
   size_t owned_by(const std::string& client) const;
   // The newest recall of `client` not yet acknowledged (0: none), for its renewals.
   uint64_t pending_recall(const std::string& client) const;
+  // When the oldest recall of `client` not yet acknowledged is due.
+  std::optional<Clock::time_point> recall_due(const std::string& client) const;
 
  private:
   struct Owned {
@@ -109,6 +114,7 @@ class DirRights {
   SendFn send_;
   EvictFn evict_;
   SeqFn next_seq_;
+  NowFn now_;
   std::unordered_map<uint64_t, Owned> owners_;
   std::unordered_map<std::string, size_t> counts_;        // directories owned, per session
   std::map<std::string, std::vector<Recall>> recalls_;    // per owner, oldest first

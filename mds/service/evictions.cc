@@ -37,6 +37,20 @@ Status MdsService::check_not_fenced(const std::string& client) const {
   return ok_status();
 }
 
+uint64_t MdsService::lease_ms_for(const std::string& client) const {
+  auto lease = options_.session_timeout;
+  auto due = cache_.recall_due(client);
+  if (auto dirs_due = dir_rights_.recall_due(client); dirs_due && (!due || *dirs_due < *due)) {
+    due = dirs_due;
+  }
+  if (due) {
+    // The client counts three quarters of the lease from before it asked.
+    auto left = std::chrono::duration_cast<Duration>(*due - Clock::now());
+    lease = std::min(lease, std::max(Duration(1), left * 4 / 3));
+  }
+  return static_cast<uint64_t>(lease.count());
+}
+
 awaitable<MdsService::Reply> MdsService::on_renew(proto::RenewRequest req, std::string client) {
   auto* session = sessions_.find(client);
   if (!session) co_return make_error(ErrorCode::kNotFound, "no session for " + client);
@@ -44,7 +58,7 @@ awaitable<MdsService::Reply> MdsService::on_renew(proto::RenewRequest req, std::
   session->last_renew = Clock::now();
   proto::RenewReply reply;
   reply.set_sent_at_ms(req.sent_at_ms());
-  reply.set_lease_ms(static_cast<uint64_t>(options_.session_timeout.count()));
+  reply.set_lease_ms(lease_ms_for(client));
   reply.set_exclusive(cache_.holder() == client && !cache_.recalling());
   reply.set_cache_seq(cache_.seq());
   reply.set_dirs_recall(dir_rights_.pending_recall(client));

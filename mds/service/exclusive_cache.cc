@@ -5,23 +5,22 @@
 #include <algorithm>
 #include <chrono>
 
-#include "common/util/wall_clock.h"
 
 namespace dfs::mds {
 namespace {
 
 constexpr Duration kRecallResend{1000};
 
-uint64_t wall_clock_seq_base() { return wall_clock_ms() << 16; }
-
 }  // namespace
 
 ExclusiveCache::ExclusiveCache(asio::any_io_executor executor, Duration recall_timeout,
-                               SendFn send, EvictFn evict)
+                               SendFn send, EvictFn evict, NowFn now, WallMsFn wall_ms)
     : recall_timeout_(recall_timeout),
       send_(std::move(send)),
       evict_(std::move(evict)),
-      seq_(wall_clock_seq_base()),
+      now_(std::move(now)),
+      wall_ms_(std::move(wall_ms)),
+      seq_(seq_base()),
       changed_(std::move(executor)) {
   changed_.expires_at(asio::steady_timer::time_point::max());
 }
@@ -30,7 +29,7 @@ void ExclusiveCache::wake_waiters() { changed_.cancel(); }
 
 awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client, bool wants,
                                                        bool claims) {
-  auto now = Clock::now();
+  auto now = now_();
   if (!wants) {
     // A mount that never caches (cache=shared) reads and changes what a holder caches
     // and defers just as much: it recalls the right too, and keeps it from being granted
@@ -59,7 +58,7 @@ awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client
   }
   if (holder_) {
     if (!co_await recall_for(client, client + " opened a session")) co_return Answer{false, seq_};
-    now = Clock::now();
+    now = now_();
   }
   if (!holder_ && now >= grace_until_ && alone()) {
     holder_ = client;
@@ -69,7 +68,7 @@ awaitable<ExclusiveCache::Answer> ExclusiveCache::open(const std::string& client
 }
 
 awaitable<bool> ExclusiveCache::recall_for(const std::string& client, const std::string& reason) {
-  if (!recall_) start_recall(reason, Clock::now());
+  if (!recall_) start_recall(reason, now_());
   const uint64_t generation = generation_;
   while (holder_ && holder_ != client && generation == generation_) {
     co_await changed_.async_wait(use_awaitable_tuple);
@@ -88,7 +87,7 @@ void ExclusiveCache::send_recall() {
   notice.set_exclusive(false);
   notice.set_seq(recall_->seq);
   notice.set_reason(recall_->reason);
-  recall_->last_sent = Clock::now();
+  recall_->last_sent = now_();
   if (!send_(*holder_, notice)) {
     spdlog::debug("exclusive caching: {} has no connection for the recall; resending", *holder_);
   }
@@ -96,7 +95,7 @@ void ExclusiveCache::send_recall() {
 
 void ExclusiveCache::acknowledged(const std::string& client, uint64_t seq) {
   if (holder_ != client || !recall_ || recall_->seq != seq) return;  // an older or stray ack
-  auto took = std::chrono::duration_cast<Duration>(Clock::now() - recall_->started);
+  auto took = std::chrono::duration_cast<Duration>(now_() - recall_->started);
   spdlog::info("exclusive caching: {} gave it up after {} ms", client, took.count());
   holder_.reset();
   recall_.reset();
@@ -113,7 +112,7 @@ void ExclusiveCache::ended(const std::string& client) {
     evicting_holder_ = false;
     wake_waiters();
   }
-  grant_if_alone(Clock::now());
+  grant_if_alone(now_());
 }
 
 void ExclusiveCache::grant_if_alone(Clock::time_point now) {
@@ -152,7 +151,7 @@ void ExclusiveCache::tick(Clock::time_point now) {
 
 void ExclusiveCache::begin_grace(Clock::time_point now, Duration grace) {
   grace_until_ = now + grace;
-  seq_ = std::max(seq_, wall_clock_seq_base());
+  seq_ = std::max(seq_, seq_base());
 }
 
 void ExclusiveCache::end_grace(Clock::time_point now) {

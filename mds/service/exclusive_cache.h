@@ -20,6 +20,7 @@
 
 #include "common/proto/mds.pb.h"
 #include "common/rpc/completion.h"
+#include "common/util/wall_clock.h"
 
 namespace dfs::mds {
 
@@ -29,9 +30,14 @@ class ExclusiveCache {
   using SendFn = std::function<bool(const std::string& client, const proto::CacheRightsNotice&)>;
   // Evicts (and fences) a holder that did not answer a recall in time.
   using EvictFn = std::function<void(const std::string& client, const std::string& reason)>;
+  // The time (the steady clock; a simulation gives its own), and the wall clock's
+  // milliseconds, which sequence numbers start from.
+  using NowFn = std::function<Clock::time_point()>;
+  using WallMsFn = std::function<uint64_t()>;
 
   ExclusiveCache(asio::any_io_executor executor, Duration recall_timeout, SendFn send,
-                 EvictFn evict);
+                 EvictFn evict, NowFn now = [] { return Clock::now(); },
+                 WallMsFn wall_ms = wall_clock_ms);
 
   struct Answer {
     bool exclusive = false;
@@ -68,6 +74,11 @@ class ExclusiveCache {
   void clear();
 
   const std::optional<std::string>& holder() const { return holder_; }
+  // When `client` must have answered the recall under way to it (it holds the right).
+  std::optional<Clock::time_point> recall_due(const std::string& client) const {
+    if (!recall_ || holder_ != client) return std::nullopt;
+    return recall_->started + recall_timeout_;
+  }
   bool recalling() const { return recall_.has_value(); }
   // The newest grant's or recall's sequence number.
   uint64_t seq() const { return seq_; }
@@ -93,10 +104,13 @@ class ExclusiveCache {
   bool alone() const { return wanting_.size() == 1 && sharing_.empty(); }
   void wake_waiters();
   uint64_t next_seq() { return ++seq_; }
+  uint64_t seq_base() const { return wall_ms_() << 16; }
 
   Duration recall_timeout_;
   SendFn send_;
   EvictFn evict_;
+  NowFn now_;
+  WallMsFn wall_ms_;
   std::set<std::string> wanting_;
   std::set<std::string> sharing_;  // mounts that never cache (cache=shared)
   std::optional<std::string> holder_;

@@ -50,6 +50,7 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
   reply.set_session_timeout_ms(static_cast<uint64_t>(options_.session_timeout.count()));
   reply.set_exclusive(cache.exclusive);
   reply.set_cache_seq(cache.seq);
+  reply.set_lease_ms(lease_ms_for(client));
   // The session was registered by handle(); a mount renews it from now on.
   if (auto* session = sessions_.find(client); session && req.renews() && !session->renewing) {
     session->renewing = true;

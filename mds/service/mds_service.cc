@@ -118,7 +118,7 @@ Status MdsService::load() {
                  replication_->options().replicas.size());
     return ok_status();  // the active replica loads the rest when it takes over
   }
-  locks_.begin_reassert(options_.reconnect_grace);  // clients held locks before a restart
+  locks_.begin_reassert(reconnect_wait());  // clients held locks before a restart
   DFS_TRY_STATUS(load_volatile_state());
   begin_reconnect_phase();
   return ok_status();
@@ -138,11 +138,11 @@ void MdsService::begin_reconnect_phase() {
     return;
   }
   auto now = Clock::now();
-  cache_.begin_grace(now, options_.reconnect_grace);
+  cache_.begin_grace(now, reconnect_wait());
   spdlog::info("{}: waiting up to {} ms for {} client session(s) of the previous instance to "
                "reconnect before serving their requests",
-               entity_, options_.reconnect_grace.count(), awaited.size());
-  reconnect_.begin(std::move(awaited), now + options_.reconnect_grace);
+               entity_, reconnect_wait().count(), awaited.size());
+  reconnect_.begin(std::move(awaited), now + reconnect_wait());
 }
 
 void MdsService::end_reconnect_phase_if_due() {
@@ -152,7 +152,7 @@ void MdsService::end_reconnect_phase_if_due() {
 }
 
 awaitable<void> MdsService::end_reconnect_phase() {
-  auto started = reconnect_.deadline() - options_.reconnect_grace;
+  auto started = reconnect_.deadline() - reconnect_wait();
   const raft::Term term = serving_term_;  // a later term's phase is not this one's to end
   std::set<std::string> missing = reconnect_.awaited();
   // What a missing session deferred must never land over what others change next: it is
@@ -162,7 +162,7 @@ awaitable<void> MdsService::end_reconnect_phase() {
     if (reconnect_.awaited().count(client) == 0) continue;  // came back meanwhile
     ++evictions;
     auto evicted = co_await evict(client, "did not reconnect within " +
-                                              std::to_string(options_.reconnect_grace.count()) +
+                                              std::to_string(reconnect_wait().count()) +
                                               " ms of the takeover");
     if (!evicted && evicted.error().code() == ErrorCode::kUnavailable) break;  // standby now
   }
@@ -175,6 +175,10 @@ awaitable<void> MdsService::end_reconnect_phase() {
   spdlog::info("{}: reconnect phase over after {} ms ({} session(s) evicted for not "
                "reconnecting); serving every request",
                entity_, took.count(), evictions);
+}
+
+Duration MdsService::reconnect_wait() const {
+  return std::max(options_.reconnect_grace, options_.session_timeout * 3 / 4);
 }
 
 bool MdsService::held_back_by_previous_rights(uint32_t method, const std::string& client) const {
@@ -338,7 +342,7 @@ awaitable<void> MdsService::become_active(raft::Term term) {
   fenced_here_.clear();
   // Locks are volatile: clients re-assert the ones they held under the previous active
   // MDS before anyone may take new ones.
-  locks_.begin_reassert(options_.reconnect_grace);
+  locks_.begin_reassert(reconnect_wait());
   begin_reconnect_phase();
   serving_ = true;
   serving_term_ = term;

@@ -210,6 +210,16 @@ class MdsService {
   // deferred. wait_for_previous_rights() waits until that is over.
   bool held_back_by_previous_rights(uint32_t method, const std::string& client) const;
   awaitable<void> wait_for_previous_rights(const std::string& client);
+  // The lease a renewal or session open grants `client` (RenewReply.lease_ms): the
+  // session timeout, cut short so that it ends before a recall of the client's rights
+  // is due. A client that never got the recall (its connection broke) and is evicted
+  // for not answering it has stopped caching by the time others are served.
+  uint64_t lease_ms_for(const std::string& client) const;
+  // How long a reconnect phase waits for the sessions of the previous instance: the
+  // grace, or longer, the longest lease that instance may have granted just before it
+  // stopped (three quarters of the session timeout, as the client counts it). A session
+  // evicted earlier could still be caching under that lease when others are served.
+  Duration reconnect_wait() const;
   // kMdsLock (kMdsLockCancel and kMdsLockRelease are answered in dispatch)
   awaitable<Reply> on_lock(proto::LockRequest req, std::string client);
 

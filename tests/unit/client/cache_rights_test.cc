@@ -321,3 +321,20 @@ TEST_CASE("client/in_flight_calls: settled(mark) waits for the calls started bef
   later.reset();
   CHECK(calls.running() == 0);
 }
+
+TEST_CASE("client/cache_rights: a session reply during a give-up of directories acknowledges nothing") {
+  CacheRights rights(true);
+  rights.owned().own(kDir);
+  rights.owned().own(kElsewhere);
+  auto recall = rights.dirs_recalled({kDir}, 10);
+  REQUIRE(recall.start);
+  // The connection broke; the session is re-opened while the give-up runs. The reply's
+  // seq is the MDS's newest: that of a recall of kElsewhere this mount has not seen.
+  CHECK_FALSE(rights.exclusive_notice(false, 11, true, "session reply"));
+  CHECK(finish_give_up(rights) == std::vector<std::vector<uint64_t>>{{10}});
+  CHECK(rights.alone(kElsewhere));  // still its own until that recall arrives
+  auto late = rights.dirs_recalled({kElsewhere}, 11);
+  REQUIRE(late.start);
+  CHECK(finish_give_up(rights) == std::vector<std::vector<uint64_t>>{{11}});
+  CHECK_FALSE(rights.alone(kElsewhere));
+}

@@ -54,6 +54,19 @@ uint64_t looked_up_ino(const Pending& p) {
   return reply.inode().ino();
 }
 
+// The test client closes its session, and the store forgets it (its remembered replies
+// go): a restart does not await it.
+void close_session_and_forget(MdsHarness& h) {
+  proto::SessionCloseRequest close;
+  *close.mutable_header() = h.header(false);
+  DFS_REQUIRE_OK(h.call<proto::SessionCloseReply>(rpc::kMdsSessionClose, close));
+  auto remembered = [&] {
+    return h.store().scan(request_prefix(), prefix_end(request_prefix()), 10)->size();
+  };
+  for (int i = 0; i < 100 && remembered() > 0; ++i) h.run_for(Duration(10));
+  REQUIRE(remembered() == 0);
+}
+
 // `client` answers the recall of exclusive caching numbered `seq`: it cached nothing since.
 Result<proto::CacheAckReply> acknowledge_recall(MdsHarness& h, const std::string& client,
                                                 uint64_t seq) {
@@ -151,14 +164,10 @@ TEST_CASE("mds/reconnect: a mount that only read is awaited too (its session is 
   MdsHarness h(Backend::kRocks, options);
   REQUIRE(h.mkdir(kRootIno, "d"));
   // The one-shot tool that made the change closes its session: nothing of it is left.
-  proto::SessionCloseRequest close;
-  *close.mutable_header() = h.header(false);
-  DFS_REQUIRE_OK(h.call<proto::SessionCloseReply>(rpc::kMdsSessionClose, close));
+  close_session_and_forget(h);
   auto remembered = [&] {
     return h.store().scan(request_prefix(), prefix_end(request_prefix()), 10)->size();
   };
-  for (int i = 0; i < 100 && remembered() > 0; ++i) h.run_for(Duration(10));
-  REQUIRE(remembered() == 0);
   // A mount that caches alone and has only read so far: its session is recorded.
   auto reader = h.open_session("client.reader", /*wants_cache=*/true, false, /*renews=*/true);
   REQUIRE(reader);
@@ -186,6 +195,8 @@ TEST_CASE("mds/reconnect: a mount that only read is awaited too (its session is 
 
 TEST_CASE("mds/reconnect: a session not back by the end of the grace is evicted first") {
   auto options = with_grace(Duration(300));
+  // The phase lasts at least the longest lease granted before (3/4 of the timeout).
+  options.session_timeout = Duration(400);
   MdsHarness h(Backend::kRocks, options);
   REQUIRE(h.mkdir(kRootIno, "d"));
   h.restart(options, /*reconnect=*/false);
@@ -291,14 +302,7 @@ TEST_CASE("mds/reconnect: with no session to await, locks are served at once") {
   REQUIRE(file);
   // The tool that made it closed its session: nothing of it is left, and a restart
   // awaits nobody.
-  proto::SessionCloseRequest close;
-  *close.mutable_header() = h.header(false);
-  DFS_REQUIRE_OK(h.call<proto::SessionCloseReply>(rpc::kMdsSessionClose, close));
-  auto remembered = [&] {
-    return h.store().scan(request_prefix(), prefix_end(request_prefix()), 10)->size();
-  };
-  for (int i = 0; i < 100 && remembered() > 0; ++i) h.run_for(Duration(10));
-  REQUIRE(remembered() == 0);
+  close_session_and_forget(h);
   h.restart(options, /*reconnect=*/false);
   auto lock = h.call<proto::LockReply>(rpc::kMdsLock, write_lock(h, "client.other", file->ino(),
                                                                  0, 9));
