@@ -57,6 +57,9 @@ std::string method_name(uint32_t method) {
     case kMdsLockCancel: return "mds_lock_cancel";
     case kMdsLockRelease: return "mds_lock_release";
     case kMdsLockReassert: return "mds_lock_reassert";
+    case kMdsCacheRights: return "mds_cache_rights";
+    case kMdsCacheAck: return "mds_cache_ack";
+    case kMdsSessionClose: return "mds_session_close";
     case kRaftMessage: return "raft_message";
   }
   return "method_" + std::to_string(method);
