@@ -26,53 +26,52 @@ void install_kernel_invalidator(FuseContext& ctx) {
   ctx.vfs->client().set_on_exclusive([&ctx] { ctx.vfs->renew_shared_incarnations(); });
   ctx.vfs->client().set_kernel_invalidator(
       [&ctx](client::CacheRights::KernelScope scope) -> awaitable<void> {
-    fuse_session* se = ctx.session;
-    if (!se) co_return;
-    auto known = scope.everything ? ctx.vfs->take_kernel_knowledge()
-                                  : ctx.vfs->take_kernel_knowledge_of(scope.inos);
-    struct Counts {
-      size_t inodes = 0;
-      size_t names = 0;
-      size_t expired = 0;
-    };
-    auto done = std::make_shared<Completion<Counts>>(ctx.vfs->executor());
-    auto started = Clock::now();
-    ++ctx.notifiers;
-    std::thread([&ctx, se, known = std::move(known), done, ex = ctx.vfs->executor()]() mutable {
-      Counts counts;
-      // ENOENT: the kernel no longer has it, which is as good.
-      for (uint64_t ino : known.inodes) {
-        if (fuse_lowlevel_notify_inval_inode(se, ino, 0, 0) == 0) ++counts.inodes;
-      }
-      for (const auto& [parent, name] : known.names) {
-        if (fuse_lowlevel_notify_inval_entry(se, parent, name.data(), name.size()) == 0) {
-          ++counts.names;
-        }
-      }
-      // A kernel without FUSE_EXPIRE_ONLY (before 6.2) answers ENOSYS: drop the name.
-      bool expire_only = true;
-      for (const auto& [parent, name] : known.directory_names) {
-        if (expire_only) {
-          int rc = fuse_lowlevel_notify_expire_entry(se, parent, name.data(), name.size(),
-                                                     FUSE_LL_EXPIRE_ONLY);
-          if (rc == 0) ++counts.expired;
-          if (rc != -ENOSYS) continue;
-          expire_only = false;
-        }
-        if (fuse_lowlevel_notify_inval_entry(se, parent, name.data(), name.size()) == 0) {
-          ++counts.names;
-        }
-      }
-      asio::post(ex, [done, counts] { done->set(counts); });
-      --ctx.notifiers;
-    }).detach();
-    Counts counts = co_await done->wait();
-    spdlog::info("kernel caches invalidated{}: {} inode(s), {} name(s), {} directory name(s) "
-                 "expired, in {} ms",
-                 scope.everything ? "" : " for the recalled directories", counts.inodes,
-                 counts.names, counts.expired,
-                 std::chrono::duration_cast<Duration>(Clock::now() - started).count());
-  });
+        fuse_session* se = ctx.session;
+        if (!se) co_return;
+        auto known = ctx.vfs->take_kernel_knowledge(scope);
+        struct Counts {
+          size_t inodes = 0;
+          size_t names = 0;
+          size_t expired = 0;
+        };
+        auto done = std::make_shared<Completion<Counts>>(ctx.vfs->executor());
+        auto started = Clock::now();
+        ++ctx.notifiers;
+        std::thread([&ctx, se, known = std::move(known), done, ex = ctx.vfs->executor()]() mutable {
+          Counts counts;
+          // ENOENT: the kernel no longer has it, which is as good.
+          for (uint64_t ino : known.inodes) {
+            if (fuse_lowlevel_notify_inval_inode(se, ino, 0, 0) == 0) ++counts.inodes;
+          }
+          for (const auto& [parent, name] : known.names) {
+            if (fuse_lowlevel_notify_inval_entry(se, parent, name.data(), name.size()) == 0) {
+              ++counts.names;
+            }
+          }
+          // A kernel without FUSE_EXPIRE_ONLY (before 6.2) answers ENOSYS: drop the name.
+          bool expire_only = true;
+          for (const auto& [parent, name] : known.directory_names) {
+            if (expire_only) {
+              int rc = fuse_lowlevel_notify_expire_entry(se, parent, name.data(), name.size(),
+                                                         FUSE_LL_EXPIRE_ONLY);
+              if (rc == 0) ++counts.expired;
+              if (rc != -ENOSYS) continue;
+              expire_only = false;
+            }
+            if (fuse_lowlevel_notify_inval_entry(se, parent, name.data(), name.size()) == 0) {
+              ++counts.names;
+            }
+          }
+          asio::post(ex, [done, counts] { done->set(counts); });
+          --ctx.notifiers;
+        }).detach();
+        Counts counts = co_await done->wait();
+        spdlog::info(
+            "kernel caches invalidated{}: {} inode(s), {} name(s), {} directory name(s) "
+            "expired, in {} ms",
+            scope.everything ? "" : " for the recalled directories", counts.inodes, counts.names,
+            counts.expired, std::chrono::duration_cast<Duration>(Clock::now() - started).count());
+      });
 }
 
 }  // namespace dfs::fuse

@@ -92,26 +92,21 @@ void Vfs::take_names(KernelKnowledge& k, const std::function<bool(uint64_t paren
   names_given_ = std::move(kept);
 }
 
-Vfs::KernelKnowledge Vfs::take_kernel_knowledge() {
+Vfs::KernelKnowledge Vfs::take_kernel_knowledge(
+    const client::CacheRights::KernelScope& scope) {
+  const std::unordered_set<uint64_t> inos(scope.inos.begin(), scope.inos.end());
+  auto in_scope = [&](uint64_t fuse_ino) {
+    return scope.everything || inos.count(inodes_.to_dfs(fuse_ino)) > 0;
+  };
   KernelKnowledge k;
-  take_names(k, [](uint64_t) { return true; });
-  k.inodes = inodes_.all();
-  if (std::find(k.inodes.begin(), k.inodes.end(), kFuseRootIno) == k.inodes.end()) {
-    k.inodes.push_back(kFuseRootIno);  // never looked up, and its attributes were given too
-  }
-  return k;
-}
-
-Vfs::KernelKnowledge Vfs::take_kernel_knowledge_of(const std::vector<uint64_t>& dfs_inos) {
-  const std::unordered_set<uint64_t> scope(dfs_inos.begin(), dfs_inos.end());
-  KernelKnowledge k;
-  take_names(k, [&](uint64_t parent) { return scope.count(inodes_.to_dfs(parent)) > 0; });
-  // Every incarnation the kernel holds, and the root, which the kernel never looks up.
+  take_names(k, in_scope);
+  // Every incarnation the kernel holds, and the root, which the kernel never looks up
+  // but whose attributes it was given too.
   std::set<uint64_t> inodes;
   for (uint64_t fuse_ino : inodes_.all()) {
-    if (scope.count(inodes_.to_dfs(fuse_ino))) inodes.insert(fuse_ino);
+    if (in_scope(fuse_ino)) inodes.insert(fuse_ino);
   }
-  if (scope.count(inodes_.to_dfs(kFuseRootIno))) inodes.insert(kFuseRootIno);
+  if (in_scope(kFuseRootIno)) inodes.insert(kFuseRootIno);
   k.inodes.assign(inodes.begin(), inodes.end());
   return k;
 }

@@ -144,10 +144,10 @@ class Vfs {
     std::vector<Name> directory_names;
     std::vector<uint64_t> inodes;
   };
-  KernelKnowledge take_kernel_knowledge();
-  // The part of it about `dfs_inos` (dfs numbers): the names in those directories and
-  // every kernel inode of them (all incarnations). Names elsewhere stay remembered.
-  KernelKnowledge take_kernel_knowledge_of(const std::vector<uint64_t>& dfs_inos);
+  // The part of it `scope` names: everything, or the names in the directories it lists
+  // (dfs numbers) and every kernel inode of what it lists (all incarnations). Names
+  // elsewhere stay remembered.
+  KernelKnowledge take_kernel_knowledge(const client::CacheRights::KernelScope& scope);
   // Exclusive caching is taken up after a shared period: every regular file the kernel
   // was shown meanwhile gets a new incarnation, so that the kernel's next lookup drops a
   // size it may hold stale (exclusive, the kernel's names are not asked again for 60 s).

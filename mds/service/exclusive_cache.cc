@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 
-
 namespace dfs::mds {
 namespace {
 
