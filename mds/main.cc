@@ -159,6 +159,12 @@ int main(int argc, char** argv) {
   if (!reconnect_grace) return fail(reconnect_grace.error().to_string());
   if (*reconnect_grace < 1000) return fail("reconnect_grace_ms must be at least 1000");
   options.reconnect_grace = dfs::Duration(*reconnect_grace);
+  // Most directories one mount owns at a time; past it its least recently used go back.
+  auto max_dirs = config.get_int(section, "max_dirs_per_client",
+                                 dfs::mds::DirRights::kDefaultMaxPerSession);
+  if (!max_dirs) return fail(max_dirs.error().to_string());
+  if (*max_dirs < 1) return fail("max_dirs_per_client must be at least 1");
+  options.max_dirs_per_client = static_cast<size_t>(*max_dirs);
   // 1 (default): reply once a mutation is applied and logged, make the log durable in
   // the background and let fsync wait for it; 0: every reply waits for the disk.
   auto early = config.get_int(section, "early_replies", 1);

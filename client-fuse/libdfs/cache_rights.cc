@@ -67,7 +67,7 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
 }
 
 bool CacheRights::own_claimed(uint64_t dir, uint64_t epoch_asked) {
-  if (epoch_asked != ownership_epoch_ || !owned_.may_own_more()) return false;
+  if (epoch_asked != ownership_epoch_) return false;
   owned_.own(dir);
   return true;
 }

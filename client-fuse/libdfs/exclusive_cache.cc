@@ -46,8 +46,7 @@ void FileClient::on_cache_rights(bool exclusive, uint64_t seq, const std::string
 }
 
 bool FileClient::asks_to_own(Ino parent) const {
-  return options_.exclusive && !stopping_ && !rights_.lease_lapsed() && !alone(parent) &&
-         rights_.owned().may_own_more();
+  return options_.exclusive && !stopping_ && !rights_.lease_lapsed() && !alone(parent);
 }
 
 void FileClient::claim_granted(Ino parent, uint64_t epoch) {

@@ -266,7 +266,7 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
   request.set_rdev(rdev);
   request.set_exclusive(true);
   // A new directory is ours until another mount touches it (OwnedDirs).
-  request.set_own(S_ISDIR(mode) && options_.exclusive && rights_.owned().may_own_more());
+  request.set_own(S_ISDIR(mode) && options_.exclusive);
   if (auto made = co_await defer_new_inode(creds, rpc::kMdsMknod, request)) {
     co_return std::move(*made->mutable_inode());
   }

@@ -21,11 +21,11 @@ namespace dfs::client {
 
 class OwnedDirs {
  public:
-  // At most `max_dirs` are owned: a mount past it does not ask for more (the MDS's own
-  // bound, DirRights::kMaxOwnedPerSession, is higher, so what the mount predicts holds).
-  explicit OwnedDirs(size_t max_dirs = 1u << 14) : max_dirs_(max_dirs) {}
-
-  bool may_own_more() const { return dirs_.size() < max_dirs_; }
+  // How many this mount owns is bounded by the MDS ([mds] max_dirs_per_client): past
+  // it the MDS recalls the least recently used, as it recalls any other. The mount asks
+  // for every directory it creates, and the MDS gives every one of them (a deferred
+  // mkdir predicts that it does).
+  //
   // A directory this mount created and the MDS gave it.
   void own(uint64_t dir) { dirs_.insert(dir); }
   bool owns(uint64_t dir) const { return dirs_.count(dir) > 0; }
@@ -50,7 +50,6 @@ class OwnedDirs {
   size_t size() const { return dirs_.size(); }
 
  private:
-  size_t max_dirs_;
   std::unordered_set<uint64_t> dirs_;
   std::unordered_map<uint64_t, uint64_t> files_;  // file -> the owned directory it is in
 };

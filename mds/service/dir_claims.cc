@@ -127,6 +127,12 @@ awaitable<std::vector<uint64_t>> MdsService::touched_inos(const std::string& cli
   co_return std::move(t.inos);
 }
 
+void MdsService::note_dirs_used(const std::string& client, uint32_t method,
+                                const std::string& body) {
+  if (dir_rights_.owned_by(client) == 0) return;
+  for (uint64_t ino : touched_by(method, body).inos) dir_rights_.used(client, ino);
+}
+
 awaitable<void> MdsService::claim_touched(const std::string& client, uint32_t method,
                                           const std::string& body) {
   auto inos = co_await touched_inos(client, method, body);

@@ -11,9 +11,11 @@ constexpr Duration kRecallResend{1000};
 
 }  // namespace
 
-DirRights::DirRights(asio::any_io_executor executor, Duration recall_timeout, SendFn send,
-                     EvictFn evict, SeqFn next_seq, NowFn now)
+DirRights::DirRights(asio::any_io_executor executor, Duration recall_timeout,
+                     size_t max_per_session, SendFn send, EvictFn evict, SeqFn next_seq,
+                     NowFn now)
     : recall_timeout_(recall_timeout),
+      max_per_session_(std::max<size_t>(max_per_session, 1)),
       send_(std::move(send)),
       evict_(std::move(evict)),
       next_seq_(std::move(next_seq)),
@@ -24,16 +26,42 @@ DirRights::DirRights(asio::any_io_executor executor, Duration recall_timeout, Se
 
 bool DirRights::created(const std::string& client, uint64_t dir) {
   if (auto it = owners_.find(dir); it != owners_.end()) {
+    used(client, dir);
     return it->second.owner == client;  // a resent create
   }
-  if (owned_by(client) >= kMaxOwnedPerSession) return false;
-  owners_.emplace(dir, Owned{client, 0});
-  ++counts_[client];
+  Holder& holder = holders_[client];
+  holder.lru.push_back(dir);
+  owners_.emplace(dir, Owned{client, 0, std::prev(holder.lru.end())});
+  ++holder.owned;
+  trim(client);
   return true;
 }
 
+void DirRights::used(const std::string& client, uint64_t dir) {
+  auto it = owners_.find(dir);
+  if (it == owners_.end() || it->second.owner != client || it->second.recall_seq != 0) return;
+  auto& lru = holders_[client].lru;
+  lru.splice(lru.end(), lru, it->second.in_lru);  // iterators stay valid
+}
+
+void DirRights::trim(const std::string& owner) {
+  auto& lru = holders_[owner].lru;
+  if (lru.size() <= max_per_session_) return;
+  // Down to 7/8 of the bound, so that a mount creating many directories is sent one
+  // recall per eighth of the bound rather than one per directory.
+  const size_t keep = std::max<size_t>(max_per_session_ - max_per_session_ / 8, 1);
+  std::vector<uint64_t> oldest(lru.begin(), std::next(lru.begin(), lru.size() - keep));
+  start_recall(owner, std::move(oldest),
+               fmt::format("it owns more than {} directories: the least recently used go back",
+                           max_per_session_),
+               /*contested=*/false);
+}
+
 bool DirRights::claimed_existing(const std::string& client, uint64_t dir) {
-  if (auto it = owners_.find(dir); it != owners_.end()) return it->second.owner == client;
+  if (auto it = owners_.find(dir); it != owners_.end()) {
+    used(client, dir);
+    return it->second.owner == client;
+  }
   if (auto it = recalled_at_.find(dir);
       it != recalled_at_.end() && now_() - it->second < kContested) {
     return false;
@@ -62,8 +90,11 @@ void DirRights::reasserted(const std::string& client, const std::vector<uint64_t
 }
 
 void DirRights::disown(std::unordered_map<uint64_t, Owned>::iterator it) {
-  auto count = counts_.find(it->second.owner);
-  if (count != counts_.end() && --count->second == 0) counts_.erase(count);
+  auto holder = holders_.find(it->second.owner);
+  if (holder != holders_.end()) {
+    if (it->second.recall_seq == 0) holder->second.lru.erase(it->second.in_lru);
+    if (--holder->second.owned == 0) holders_.erase(holder);
+  }
   owners_.erase(it);
 }
 
@@ -75,7 +106,7 @@ void DirRights::removed(uint64_t dir) {
 }
 
 bool DirRights::others_own_any(const std::string& client) const {
-  return counts_.size() > (counts_.count(client) ? 1u : 0u);
+  return holders_.size() > (holders_.count(client) ? 1u : 0u);
 }
 
 bool DirRights::conflicts(const std::string& client, const std::vector<uint64_t>& inos) const {
@@ -106,13 +137,16 @@ awaitable<void> DirRights::claim(const std::string& client, std::vector<uint64_t
 }
 
 void DirRights::start_recall(const std::string& owner, std::vector<uint64_t> dirs,
-                             std::string reason) {
+                             std::string reason, bool contested) {
   Recall recall;
   recall.seq = next_seq_();
   recall.started = now_();
+  auto& lru = holders_[owner].lru;
   for (uint64_t dir : dirs) {
-    owners_[dir].recall_seq = recall.seq;
-    recalled_at_[dir] = recall.started;
+    Owned& owned = owners_.at(dir);
+    lru.erase(owned.in_lru);  // on its way out: no longer among what the bound counts
+    owned.recall_seq = recall.seq;
+    if (contested) recalled_at_[dir] = recall.started;
   }
   recall.dirs = std::move(dirs);
   recall.reason = std::move(reason);
@@ -164,7 +198,7 @@ void DirRights::acknowledged(const std::string& client, uint64_t seq) {
 
 void DirRights::ended(const std::string& client) {
   recalls_.erase(client);
-  if (counts_.erase(client) == 0) return;
+  if (holders_.erase(client) == 0) return;
   for (auto it = owners_.begin(); it != owners_.end();) {
     it = it->second.owner == client ? owners_.erase(it) : std::next(it);
   }
@@ -194,7 +228,7 @@ void DirRights::tick(Clock::time_point now) {
 
 void DirRights::clear() {
   owners_.clear();
-  counts_.clear();
+  holders_.clear();
   recalls_.clear();
   recalled_at_.clear();
   ++generation_;
@@ -202,8 +236,13 @@ void DirRights::clear() {
 }
 
 size_t DirRights::owned_by(const std::string& client) const {
-  auto it = counts_.find(client);
-  return it == counts_.end() ? 0 : it->second;
+  auto it = holders_.find(client);
+  return it == holders_.end() ? 0 : it->second.owned;
+}
+
+size_t DirRights::kept_by(const std::string& client) const {
+  auto it = holders_.find(client);
+  return it == holders_.end() ? 0 : it->second.lru.size();
 }
 
 std::optional<Clock::time_point> DirRights::recall_due(const std::string& client) const {

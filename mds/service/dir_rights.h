@@ -18,10 +18,21 @@
 // was recalled is not given that way again for kContested: two mounts working in one
 // directory share it instead of passing it back and forth.
 //
+// What one session owns is bounded (`max_per_session`, [mds] max_dirs_per_client): past
+// the bound the least recently used of its directories are recalled, down to 7/8 of it,
+// as if another mount had touched them. Used means created, asked for, or created in by
+// the owner (the requests the MDS sees; lookups the owner answers itself it does not).
+// A creation is never refused for the bound: a mount predicts that the directory it
+// creates with `own` is its own (a deferred mkdir), so the MDS grants it and recalls
+// older ones instead. What a session owns is thus at most the bound plus the directories
+// it creates while a recall is under way, and that recall ends within the recall timeout
+// (acknowledged, or the owner evicted).
+//
 // Owned by the MdsService on its I/O thread; no locking.
 #pragma once
 
 #include <functional>
+#include <list>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,23 +54,28 @@ class DirRights {
   // The next notice sequence number (shared with ExclusiveCache: one order per session).
   using SeqFn = std::function<uint64_t()>;
 
-  // Most directories one session may own; a creation past it is not owned (the client
-  // keeps a lower bound of its own, so that its prediction of a deferred mkdir holds).
-  static constexpr size_t kMaxOwnedPerSession = 1u << 16;
+  // The default bound on the directories one session owns ([mds] max_dirs_per_client).
+  static constexpr size_t kDefaultMaxPerSession = 16384;
   // How long a recalled directory is not given to a mount asking for an existing one.
   static constexpr Duration kContested{300'000};
 
   using NowFn = ExclusiveCache::NowFn;
 
-  DirRights(asio::any_io_executor executor, Duration recall_timeout, SendFn send, EvictFn evict,
-            SeqFn next_seq, NowFn now = [] { return Clock::now(); });
+  // `max_per_session` must be at least 1.
+  DirRights(asio::any_io_executor executor, Duration recall_timeout, size_t max_per_session,
+            SendFn send, EvictFn evict, SeqFn next_seq, NowFn now = [] { return Clock::now(); });
 
-  // `client` created `dir` and asked to own it. False (not owned) past the bound.
+  // `client` created `dir` and asked to own it: it does (false only for a directory
+  // another session owns, which a new inode never is). May recall `client`'s least
+  // recently used directories (the bound).
   bool created(const std::string& client, uint64_t dir);
   // `client` asked to own `dir`, an existing directory it is about to create in. True
-  // when it owns it now: nobody owns it, it was not recalled within kContested, and
-  // `client` is under the bound (or owns it already).
+  // when it owns it now: nobody owns it and it was not recalled by another session's
+  // touch within kContested (or `client` owns it already). As created() for the bound.
   bool claimed_existing(const std::string& client, uint64_t dir);
+  // `client` created in `dir` (or otherwise used it): if it owns it, it is its most
+  // recently used.
+  void used(const std::string& client, uint64_t dir);
   // `client`'s create in `dir` failed after claimed_existing() gave it `dir`: it goes
   // back, unless a recall of it is under way already (its acknowledgement ends that).
   void give_back(const std::string& client, uint64_t dir);
@@ -87,7 +103,11 @@ class DirRights {
   // This replica stops serving: waiters go on and everything is forgotten.
   void clear();
 
+  // What `client` owns, recalled or not.
   size_t owned_by(const std::string& client) const;
+  // What `client` owns and is not being recalled: at most max_per_session().
+  size_t kept_by(const std::string& client) const;
+  size_t max_per_session() const { return max_per_session_; }
   // The newest recall of `client` not yet acknowledged (0: none), for its renewals.
   uint64_t pending_recall(const std::string& client) const;
   // When the oldest recall of `client` not yet acknowledged is due.
@@ -97,6 +117,11 @@ class DirRights {
   struct Owned {
     std::string owner;
     uint64_t recall_seq = 0;  // a recall of it is under way
+    std::list<uint64_t>::iterator in_lru;  // its place in the owner's lru while not recalled
+  };
+  struct Holder {
+    size_t owned = 0;          // recalled or not
+    std::list<uint64_t> lru;   // owned and not being recalled, least recently used first
   };
   struct Recall {
     uint64_t seq = 0;
@@ -106,17 +131,22 @@ class DirRights {
     std::string reason;
     bool evicting = false;
   };
-  void start_recall(const std::string& owner, std::vector<uint64_t> dirs, std::string reason);
+  // `contested`: another session touched them (recalled_at_), rather than the bound.
+  void start_recall(const std::string& owner, std::vector<uint64_t> dirs, std::string reason,
+                    bool contested = true);
+  // Recalls the least recently used of `owner`'s directories past the bound.
+  void trim(const std::string& owner);
   void send(const std::string& owner, Recall& recall);
   void disown(std::unordered_map<uint64_t, Owned>::iterator it);
 
   Duration recall_timeout_;
+  size_t max_per_session_;
   SendFn send_;
   EvictFn evict_;
   SeqFn next_seq_;
   NowFn now_;
   std::unordered_map<uint64_t, Owned> owners_;
-  std::unordered_map<std::string, size_t> counts_;        // directories owned, per session
+  std::unordered_map<std::string, Holder> holders_;       // sessions that own anything
   std::map<std::string, std::vector<Recall>> recalls_;    // per owner, oldest first
   // When each directory was last recalled; forgotten after kContested (tick).
   std::unordered_map<uint64_t, Clock::time_point> recalled_at_;

@@ -66,7 +66,8 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
       committer_(executor, blocking_, *store_, options_.fs, options_.now, options_.committer),
       locks_(executor),
       cache_(executor, options_.session_timeout, send_cache_notice(), evict_soon()),
-      dir_rights_(executor, options_.session_timeout, send_cache_notice(), evict_soon(),
+      dir_rights_(executor, options_.session_timeout, options_.max_dirs_per_client,
+                  send_cache_notice(), evict_soon(),
                   [this] { return cache_.issue_seq(); }),
       reconnect_(executor),
       purge_wake_(executor),
@@ -444,6 +445,7 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
     }
   }
   if (auto fenced = check_not_fenced(client); !fenced) co_return unexpected(std::move(fenced).error());
+  note_dirs_used(client, method, body);
   // Directories another mount owns are recalled from it before anything here reads them.
   // Not inside a batch: the deferred changes ahead of the item are answered with the
   // batch, and the owner's give-up may itself wait for a batch of its own that waits

@@ -52,6 +52,9 @@ struct MdsOptions {
   // sessions of the previous instance to re-open and re-assert their locks and caching
   // rights before it serves anyone else (those still missing are evicted).
   Duration reconnect_grace{10000};
+  // Most directories one client session owns; past it the least recently used are
+  // recalled (docs/capabilities.md, "Directory rights").
+  size_t max_dirs_per_client = DirRights::kDefaultMaxPerSession;
   Duration idle_session_expiry{300000};  // a session without connection ends after this
   Duration housekeeping_interval{5000};
   int blocking_threads = 4;
@@ -130,6 +133,9 @@ class MdsService {
   // session owns anything).
   awaitable<std::vector<uint64_t>> touched_inos(const std::string& client, uint32_t method,
                                                 const std::string& body);
+  // The directories of its own a request of `client` names become its most recently
+  // used (DirRights' bound recalls the least recently used).
+  void note_dirs_used(const std::string& client, uint32_t method, const std::string& body);
   // Whether claim_touched would recall anything.
   awaitable<bool> touches_claimed(const std::string& client, uint32_t method,
                                   const std::string& body);

@@ -6,14 +6,20 @@
 // evictions, the reconnect phase, claims before a request is served) is restated here
 // as MdsService does it.
 //
-// Checked at every step where the MDS lets a client go on:
-//   - a session open is answered, or a request that names a directory is served, only
-//     while no other client may still cache or defer alone for it (CacheRights says so
-//     and its lease holds: the client's own rule);
+// Checked after every step (every message delivered, every tick):
+//   - no two clients hold conflicting rights: no directory is cached alone by two
+//     clients, and a client caching the whole file system is the only one caching
+//     anything alone (each as its CacheRights says, while its lease holds: the client's
+//     own rule);
+//   - what the MDS lets a client own and is not recalling stays within the bound per
+//     client (kMaxDirs, far below the default so that the least recently used are
+//     recalled in every run);
 //   - no recall waits past the session timeout (plus a tick) before its holder answers or
-//     is evicted;
-//   - rights keep moving: every client that stays up holds exclusive caching or owns a
-//     directory at some point.
+//     is evicted.
+// And at every point where the MDS lets a client go on: a session open is answered, or a
+// request that names a directory is served, only while no other client may still cache
+// or defer alone for it. Rights keep moving: every client that stays up holds exclusive
+// caching or owns a directory at some point.
 // DFS_SIM_SEEDS=n runs more seeds; DFS_SEED=n replays one with a trace.
 #include <doctest/doctest.h>
 #include <spdlog/spdlog.h>
@@ -48,6 +54,7 @@ constexpr int64_t kGraceMs = 2000;       // reconnect grace after a failover
 constexpr int64_t kTickMs = 1000;        // the MDS's lease loop
 constexpr int64_t kRunMs = 40'000;
 constexpr int kClients = 3;
+constexpr size_t kMaxDirs = 8;           // the bound on what one client owns
 constexpr uint64_t kRootDir = 1;
 
 // Virtual time: milliseconds since the start of the run.
@@ -153,6 +160,8 @@ class World {
       io_.poll();
       io_.restart();
       check_recalls_bounded();
+      check_no_conflicting_rights();
+      check_owned_bounded();
     }
     for (auto& c : clients_) {
       if (!c->crashed) CHECK_MESSAGE(c->held_anything, c->entity() << " never held a right");
@@ -161,11 +170,12 @@ class World {
 
   // What a run went through, so that a test can tell that its faults happened.
   struct Counts {
-    size_t checks = 0, evictions = 0, failovers = 0, exclusive_taken = 0, dirs_owned = 0,
-           recalls = 0;
+    size_t checks = 0, steps = 0, evictions = 0, failovers = 0, exclusive_taken = 0,
+           dirs_owned = 0, recalls = 0, bound_recalls = 0;
     void add(const Counts& o) {
-      checks += o.checks, evictions += o.evictions, failovers += o.failovers;
+      checks += o.checks, steps += o.steps, evictions += o.evictions, failovers += o.failovers;
       exclusive_taken += o.exclusive_taken, dirs_owned += o.dirs_owned, recalls += o.recalls;
+      bound_recalls += o.bound_recalls;
     }
   };
   const Counts& counts() const { return counts_; }
@@ -356,7 +366,7 @@ class World {
   void send_request(SimClient& c, Request req) {
     const std::string entity = c.entity();
     const uint64_t epoch = c.rights.ownership_epoch();
-    const bool ask_own = req.mkdir && !c.rights.exclusive() && c.rights.owned().may_own_more();
+    const bool ask_own = req.mkdir && !c.rights.exclusive();
     to_mds(c, [this, &c, entity, req, epoch, ask_own] {
       asio::co_spawn(io_, mds_serve(c, entity, req, epoch, ask_own), asio::detached);
     });
@@ -372,7 +382,10 @@ class World {
       const bool exclusive = n.exclusive();
       const uint64_t seq = n.seq();
       if (!dirs.empty() || !exclusive) {
-        if (recall_started_.emplace(std::make_pair(client, seq), g_now).second) ++counts_.recalls;
+        if (recall_started_.emplace(std::make_pair(client, seq), g_now).second) {
+          ++counts_.recalls;
+          if (n.reason().find("least recently used") != std::string::npos) ++counts_.bound_recalls;
+        }
       }
       if (exclusive) check_exclusive_grant(client);
       return to_client(*c,
@@ -385,7 +398,7 @@ class World {
         io_.get_executor(), std::chrono::milliseconds(kTimeoutMs), send, evict_fn, now_tp,
         [] { return uint64_t(1'700'000'000'000) + uint64_t(g_now); });
     dir_rights_ = std::make_unique<DirRights>(
-        io_.get_executor(), std::chrono::milliseconds(kTimeoutMs), send, evict_fn,
+        io_.get_executor(), std::chrono::milliseconds(kTimeoutMs), kMaxDirs, send, evict_fn,
         [this] { return cache_->issue_seq(); }, now_tp);
     phase_ = std::make_unique<ReconnectPhase>(io_.get_executor());
   }
@@ -471,6 +484,7 @@ class World {
     const uint64_t instance = instance_;
     const uint64_t conn = c.connection;
     if (!session_ok(entity) || !sessions_.count(entity)) co_return;
+    dir_rights_->used(entity, req.dir);  // MdsService::note_dirs_used
     // Held back while rights of the previous instance may cover it (MdsService::serve).
     if (phase_->running() && cache_->holder() != entity) co_await phase_->wait();
     if (instance_ != instance) co_return;
@@ -583,6 +597,48 @@ class World {
                                   << c->lease_expires << ")");
     }
   }
+  // After every step: no two clients cache the same thing alone.
+  void check_no_conflicting_rights() {
+    ++counts_.steps;
+    std::map<uint64_t, const SimClient*> alone_on;  // directory -> the client alone on it
+    const SimClient* whole = nullptr;               // the client caching everything alone
+    for (auto& c : clients_) {
+      if (c->exclusive_now()) {
+        if (whole) {
+          FAIL_CHECK("seed " << seed_note_ << ": " << c->entity() << " and " << whole->entity()
+                             << " both cache the whole file system");
+        }
+        whole = c.get();
+      }
+    }
+    for (auto& c : clients_) {
+      if (c.get() == whole) continue;
+      for (uint64_t dir : c->rights.owned().dirs()) {
+        if (!c->alone(dir)) continue;
+        if (whole) {
+          FAIL_CHECK("seed " << seed_note_ << ": " << c->entity() << " caches directory " << dir
+                             << " alone while " << whole->entity()
+                             << " caches the whole file system");
+        }
+        auto [it, fresh] = alone_on.emplace(dir, c.get());
+        if (!fresh) {
+          FAIL_CHECK("seed " << seed_note_ << ": " << c->entity() << " and "
+                             << it->second->entity() << " both cache directory " << dir
+                             << " alone");
+        }
+      }
+    }
+  }
+  // After every step: what the MDS has given a client and is not recalling is within the
+  // bound (what it recalls is bounded by check_recalls_bounded).
+  void check_owned_bounded() {
+    for (auto& c : clients_) {
+      if (const size_t kept = dir_rights_->kept_by(c->entity()); kept > kMaxDirs) {
+        FAIL_CHECK("seed " << seed_note_ << ": " << c->entity() << " keeps " << kept
+                           << " directories");
+      }
+    }
+  }
   void check_recalls_bounded() {
     for (const auto& [key, started] : recall_started_) {
       CHECK_MESSAGE(g_now - started <= kTimeoutMs + 2 * kTickMs,
@@ -644,13 +700,15 @@ TEST_CASE("sim/rights: no client is served where another still caches alone, ove
     total.add(world.counts());
   }
   spdlog::set_level(level);
-  MESSAGE(seeds << " seed(s): " << total.checks << " checked answers, " << total.recalls
-                << " recalls, " << total.evictions << " evictions, " << total.failovers
+  MESSAGE(seeds << " seed(s): " << total.steps << " steps checked, " << total.checks
+                << " checked answers, " << total.recalls << " recalls (" << total.bound_recalls
+                << " for the bound), " << total.evictions << " evictions, " << total.failovers
                 << " failovers, exclusive caching taken up " << total.exclusive_taken << " times, "
                 << total.dirs_owned << " directories owned");
   // The run went through what it is about.
   CHECK(total.checks > seeds);
   CHECK(total.recalls > seeds);
+  CHECK(total.bound_recalls >= seeds);
   CHECK(total.failovers >= seeds);
   if (!one) {
     CHECK(total.evictions > seeds / 2);

@@ -25,7 +25,8 @@ struct Fixture {
   std::vector<Sent> sent;
   std::vector<std::string> evicted;
   uint64_t seq = 100;
-  DirRights rights{io.get_executor(), Duration(30000),
+  size_t max_dirs = 1000;
+  DirRights rights{io.get_executor(), Duration(30000), max_dirs,
                    [this](const std::string& client, const proto::CacheRightsNotice& n) {
                      sent.push_back(Sent{client, n.seq(), {n.dirs().begin(), n.dirs().end()}});
                      return true;
@@ -130,7 +131,7 @@ TEST_CASE("mds/dir_rights: removal and a session's end free the claims waiting o
   CHECK_FALSE(f.rights.others_own_any("b"));
 }
 
-TEST_CASE("mds/dir_rights: re-asserted directories, a bound per session, and clear()") {
+TEST_CASE("mds/dir_rights: re-asserted directories and clear()") {
   Fixture f;
   f.rights.created("b", 12);
   f.rights.reasserted("a", {10, 11, 12});
@@ -143,10 +144,46 @@ TEST_CASE("mds/dir_rights: re-asserted directories, a bound per session, and cle
   f.poll();
   CHECK(done);
   CHECK(f.rights.owned_by("a") == 0);
+}
 
-  for (uint64_t d = 0; d < DirRights::kMaxOwnedPerSession; ++d) REQUIRE(f.rights.created("x", 1000 + d));
-  CHECK_FALSE(f.rights.created("x", 1));
-  CHECK(f.rights.owned_by("x") == DirRights::kMaxOwnedPerSession);
+TEST_CASE("mds/dir_rights: past the bound the least recently used directories are recalled") {
+  Fixture f;  // a bound of 1000: recalled down to 875
+  for (uint64_t d = 0; d < 1000; ++d) REQUIRE(f.rights.created("a", 1000 + d));
+  CHECK(f.sent.empty());
+  f.rights.used("a", 1000);  // the oldest is used again: it stays
+  f.rights.used("b", 1001);  // not b's: nothing changes
+  CHECK(f.rights.created("b", 5000));  // another session's are not counted
+  REQUIRE(f.rights.created("a", 2000));  // one past the bound: never refused
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].client == "a");
+  std::vector<uint64_t> oldest;
+  for (uint64_t d = 1001; d < 1001 + 126; ++d) oldest.push_back(d);
+  CHECK(f.sent[0].dirs == oldest);
+  CHECK(f.rights.kept_by("a") == 875);
+  CHECK(f.rights.owned_by("a") == 1001);  // until the acknowledgement
+  CHECK(f.rights.owns("a", 1000));
+  CHECK(f.rights.pending_recall("a") == f.sent[0].seq);
+
+  // Created while the recall is under way: the kept ones stay within the bound.
+  for (uint64_t d = 3000; d < 3100; ++d) REQUIRE(f.rights.created("a", d));
+  CHECK(f.sent.size() == 1);
+  CHECK(f.rights.kept_by("a") == 975);
+  f.rights.acknowledged("a", f.sent[0].seq);
+  CHECK(f.rights.owned_by("a") == 975);
+  CHECK_FALSE(f.rights.owns("a", 1001));
+
+  // A directory recalled for the bound is no contested one: its owner may ask again.
+  CHECK(f.rights.claimed_existing("a", 1001));
+  CHECK(f.rights.kept_by("a") == 976);
+
+  // An owner that does not give them up is evicted, as for any recall.
+  for (uint64_t d = 4000; d < 4030; ++d) REQUIRE(f.rights.created("a", d));
+  REQUIRE(f.sent.size() == 2);
+  f.rights.tick(Clock::now() + Duration(31000));
+  REQUIRE(f.evicted.size() == 1);
+  CHECK(f.evicted[0] == "a");
+  CHECK(f.rights.owned_by("a") == 0);
+  CHECK(f.rights.kept_by("b") == 1);
 }
 
 TEST_CASE("mds/dir_rights: an existing directory is given to who asks, unless recalled lately") {
