@@ -77,20 +77,12 @@ void FileClient::schedule_deferred_flush() {
   }
 }
 
-std::vector<MdsSession::Deferred> FileClient::take_deferred() {
-  std::vector<MdsSession::Deferred> items(std::make_move_iterator(deferred_ops_.begin()),
-                                          std::make_move_iterator(deferred_ops_.end()));
-  deferred_ops_.clear();
-  for (auto& item : take_attr_changes()) items.push_back(std::move(item));
-  return items;
-}
-
 void FileClient::seal_attr_changes() {
-  for (auto& item : take_attr_changes()) deferred_ops_.push_back(std::move(item));
+  for (auto& item : take_attr_changes()) mds_.deferred_queue().predict(std::move(item));
 }
 
-std::vector<MdsSession::Deferred> FileClient::take_attr_changes() {
-  std::vector<MdsSession::Deferred> items;
+std::vector<DeferredOp> FileClient::take_attr_changes() {
+  std::vector<DeferredOp> items;
   for (Ino ino : attr_queue_) {
     auto it = pending_attrs_.find(ino);
     if (it == pending_attrs_.end() || !it->second.queued) continue;

@@ -74,7 +74,7 @@ void FileClient::queue_deferred(uint32_t method, Req request, const Creds& creds
                                 std::function<void(const Reply&)> on_reply,
                                 std::function<void(const Error&)> on_failure) {
   seal_attr_changes();
-  deferred_ops_.push_back(mds_.deferred(
+  mds_.deferred_queue().predict(mds_.deferred(
       method, std::move(request), creds,
       [this, dirs = std::move(dirs), inodes = std::move(inodes), on_reply = std::move(on_reply),
        on_failure = std::move(on_failure)](Result<rpc::Frame> r) {

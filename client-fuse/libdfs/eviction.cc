@@ -54,12 +54,7 @@ void FileClient::on_evicted(const Error& why) {
   }
 
   // Deferred changes were answered to the kernel but made under the fenced session.
-  auto deferred = take_deferred();
-  size_t lost_changes = deferred.size() + mds_.unsent();
-  for (auto& item : deferred) {
-    if (item.done) item.done(lost);
-  }
-  mds_.drop_unsent(lost);
+  size_t lost_changes = mds_.deferred_queue().fail_all(lost);
   // Each dropped change noted its error for the inodes it concerned (its `done`), which
   // their next fsync reports, as a failed writeback is; the unmount's sync reports it too.
   if (lost_changes > 0) deferred_errors_.note(lost, {});

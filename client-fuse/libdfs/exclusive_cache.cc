@@ -115,8 +115,7 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     }
     // An operation that checked the right before the recall and resumed since may have
     // deferred one more change: it goes too, before the acknowledgement.
-    for (int i = 0; i < 3 && (!deferred_ops_.empty() || !attr_queue_.empty() ||
-                              mds_.deferred_pending());
+    for (int i = 0; i < 3 && (!attr_queue_.empty() || mds_.deferred_queue().pending());
          ++i) {
       (void)co_await sync_metadata();
     }

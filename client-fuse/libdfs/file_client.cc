@@ -64,7 +64,7 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
     request.set_reasserts_locks(held_locks_.locks_held(kOwnSession) > 0);
   });
   mds_.on_renewed([this](const proto::RenewReply& reply) { on_renewed(reply); });
-  mds_.set_deferred_source([this] { return take_deferred(); });
+  mds_.deferred_queue().set_late_source([this] { return take_attr_changes(); });
 }
 
 Result<std::unique_ptr<FileClient>> FileClient::connect(FileClientOptions options) {

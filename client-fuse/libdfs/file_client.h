@@ -416,9 +416,9 @@ class FileClient {
   // pending changes into one SetAttr, ahead of the next MDS call (MdsSession batches)
   // or after a short delay. Errors reach the next fsync / sync, like writeback errors.
   std::optional<proto::Inode> defer_setattr(const Creds& creds, Ino ino, const SetAttrArgs& args);
-  std::vector<MdsSession::Deferred> take_deferred();
-  // The queued attribute changes as requests, each inode's merged into one.
-  std::vector<MdsSession::Deferred> take_attr_changes();
+  // The queued attribute changes as requests, each inode's merged into one: the late
+  // source of the MDS session's DeferredQueue.
+  std::vector<DeferredOp> take_attr_changes();
   void schedule_deferred_flush();
   void on_deferred_reply(Ino ino, Result<rpc::Frame> reply);
   awaitable<void> flush_deferred_soon();
@@ -541,10 +541,9 @@ class FileClient {
   };
   // Learned inodes with a pending prediction keep it until the MDS has applied it.
   std::unordered_map<Ino, PendingAttrs> pending_attrs_;
-  std::deque<Ino> attr_queue_;  // the inodes with queued changes, in order
-  // Deferred changes already made requests (namespace changes, sealed attribute
-  // changes), in the order they must reach the MDS; the queued attribute changes follow.
-  std::deque<MdsSession::Deferred> deferred_ops_;
+  // The inodes with queued changes, in order. Changes already made requests (namespace
+  // changes, sealed attribute changes) are in mds_.deferred_queue(); these follow them.
+  std::deque<Ino> attr_queue_;
   uint64_t deferred_push_bytes_ = 0;  // data in queued or unanswered deferred pushes
   Ino delegated_next_ = 0;  // the delegated inode numbers not yet used: [next, end)
   Ino delegated_end_ = 0;

@@ -419,7 +419,7 @@ awaitable<void> FileClient::reopen_all(std::string why) {
     auto reopened = co_await mds_.call_alone<proto::InodeReply>(rpc::kMdsOpen, std::move(request),
                                                                 creds, true);
     if (reopened) continue;
-    if (is_gone(reopened.error()) && (mds_.deferred_pending() || !deferred_ops_.empty())) {
+    if (is_gone(reopened.error()) && mds_.deferred_queue().pending()) {
       ++not_created_yet;
     } else {
       spdlog::warn("re-opening inode {:#x}: {}", ino, reopened.error().to_string());
@@ -477,13 +477,14 @@ awaitable<Status> FileClient::shutdown() {
   }
   // Ends the session now: a mount left alone gets exclusive caching back at once.
   if (!unreachable) co_await mds_.close(Duration(2000));
-  if (mds_.unsent() > 0) {
+  if (size_t unsent = mds_.deferred_queue().predicted(); unsent > 0) {
     spdlog::error("unmounting with the MDS unreachable: {} deferred change(s) never reached it",
-                  mds_.unsent());
+                  unsent);
   }
   spdlog::info("MDS calls (method: count x mean latency): {}", mds_.stats_summary());
-  spdlog::info("deferred changes sent: {} in {} batches", mds_.deferred_sent(),
-               mds_.batches_sent());
+  spdlog::info("deferred changes sent: {} in {} batches ({} applied, {} failed)",
+               mds_.deferred_sent(), mds_.batches_sent(), mds_.deferred_queue().settled(),
+               mds_.deferred_queue().failed());
   if (behind_writes_ > 0) {
     spdlog::info("object writes acknowledged before the OSDs had them: {}, of them failed: {}",
                  behind_writes_, behind_failures_);
@@ -505,7 +506,9 @@ awaitable<void> FileClient::flusher_loop() {
     flusher_timer_->expires_after(std::min(options_.commit_interval, Duration(1000)));
     co_await flusher_timer_->async_wait(use_awaitable_tuple);
     if (stopping_) break;
-    if (mds_.unsent() > 0) schedule_deferred_flush();  // the MDS was away: try again
+    if (mds_.deferred_queue().returned_count() > 0) {
+      schedule_deferred_flush();  // the MDS was away: try again
+    }
     std::vector<std::shared_ptr<FileState>> states;
     for (auto& [ino, st] : states_) states.push_back(st);
     auto now = Clock::now();

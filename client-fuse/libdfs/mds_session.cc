@@ -11,9 +11,8 @@ namespace dfs::client {
 MdsSession::MdsSession(ObjectClient& objects)
     : objects_(objects),
       renew_wake_(objects.executor()),
-      deferred_answered_(objects.executor()),
+      deferred_(objects.executor()),
       calls_(objects.executor()) {
-  deferred_answered_.expires_at(asio::steady_timer::time_point::max());
   // The subscriber outlives us (it belongs to `objects`): the listener checks we live.
   std::weak_ptr<bool> alive = alive_;
   objects_.maps().add_listener([this, alive](const ClusterMap&) {
@@ -138,14 +137,6 @@ void MdsSession::report_fenced(const Error& error) {
   if (on_fenced_) on_fenced_(error);
 }
 
-void MdsSession::drop_unsent(const Error& error) {
-  auto items = std::move(unsent_);
-  unsent_.clear();
-  for (auto& item : items) {
-    if (item.done) item.done(error);
-  }
-}
-
 std::string MdsSession::stats_summary() const {
   std::string out;
   for (const auto& [method, s] : stats_) {
@@ -155,28 +146,15 @@ std::string MdsSession::stats_summary() const {
   return out;
 }
 
-awaitable<void> MdsSession::wait_for_deferred_batches() {
-  while (deferred_in_flight_ > 0) co_await deferred_answered_.async_wait(use_awaitable_tuple);
-}
-
-std::vector<MdsSession::Deferred> MdsSession::take_deferred() {
-  std::vector<Deferred> items = std::move(unsent_);
-  unsent_.clear();
-  if (deferred_source_) {
-    for (auto& item : deferred_source_()) items.push_back(std::move(item));
-  }
-  return items;
-}
-
 awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string body) {
   auto started = Clock::now();
-  co_await wait_for_deferred_batches();
-  std::vector<Deferred> items = take_deferred();
+  co_await deferred_.batches_answered();
+  std::vector<DeferredOp> items = deferred_.take();
   Result<rpc::Frame> result;
   if (items.empty()) {
     result = co_await call_with_retries(method, std::move(body));
   } else {
-    items.push_back(Deferred{method, body, nullptr});
+    items.push_back(DeferredOp{method, body, nullptr});
     result = co_await call_batch(std::move(items));
     if (!result && result.error().code() == ErrorCode::kWouldBlock) {
       // The MDS applied the deferred changes and sent the request back: it waits for
@@ -192,13 +170,13 @@ awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string 
 }
 
 awaitable<void> MdsSession::flush_deferred() {
-  co_await wait_for_deferred_batches();
-  std::vector<Deferred> items = take_deferred();
+  co_await deferred_.batches_answered();
+  std::vector<DeferredOp> items = deferred_.take();
   if (items.empty()) co_return;
   ignore_error(co_await call_batch(std::move(items)), "each item's outcome went to its owner");
 }
 
-awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items) {
+awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<DeferredOp> items) {
   // Bounded batches (a frame body is at most 4 MiB; deferred data pushes carry up to
   // the inline threshold each), sent one after the other so that the order holds
   // across them.
@@ -218,16 +196,16 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
       out->set_body(items[i].body);
     }
     const auto deferred = std::count_if(items.begin() + first, items.begin() + end,
-                                        [](const Deferred& d) { return d.done != nullptr; });
+                                        [](const DeferredOp& d) { return d.done != nullptr; });
     const bool carries_deferred = deferred > 0;
-    if (carries_deferred) ++deferred_in_flight_;
+    if (carries_deferred) deferred_.batch_sent();
     ++batches_sent_;
     deferred_sent_ += deferred;
     auto sent = co_await call_with_retries(rpc::kMdsBatch, batch.SerializeAsString());
     for (size_t i = first; i < end; ++i) {
       if (items[i].done) note_change(items[i].method, true);
     }
-    if (carries_deferred && --deferred_in_flight_ == 0) deferred_answered_.cancel();
+    if (carries_deferred) deferred_.batch_answered();
     Result<proto::BatchReply> reply = sent ? rpc::parse_body<proto::BatchReply>(sent->body)
                                            : Result<proto::BatchReply>(std::move(sent).error());
     if (reply && static_cast<size_t>(reply->results_size()) != end - first) {
@@ -236,15 +214,13 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
     if (!reply && is_retryable(reply.error().code())) {
       // The MDS could not be reached: this batch and the ones after it keep their
       // deferred items for the next attempt (in order); the caller's request fails.
-      size_t kept = 0;
+      std::vector<DeferredOp> kept;
       for (size_t i = first; i < items.size(); ++i) {
-        if (items[i].done) {
-          unsent_.push_back(std::move(items[i]));
-          ++kept;
-        }
+        if (items[i].done) kept.push_back(std::move(items[i]));
       }
-      spdlog::warn("MDS unreachable: {} deferred change(s) kept to be sent again ({})", kept,
-                   reply.error().to_string());
+      spdlog::warn("MDS unreachable: {} deferred change(s) kept to be sent again ({})",
+                   kept.size(), reply.error().to_string());
+      deferred_.returned(std::move(kept));
       co_return unexpected(std::move(reply).error());
     }
     for (size_t i = first; i < end; ++i) {
@@ -259,7 +235,7 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<Deferred> items
         one = std::move(frame);
       }
       if (items[i].done) {
-        items[i].done(std::move(one));
+        deferred_.finish(items[i], std::move(one));
       } else {
         last = std::move(one);  // the caller's own request (call_raw): its result
       }

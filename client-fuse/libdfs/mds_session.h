@@ -3,9 +3,9 @@
 // connection, stamps each request with the caller's credentials and, for a mutation, a
 // request id (client entity, seq) that stays the same across resends, so the MDS,
 // which deduplicates by it, applies the mutation once even when a connection was lost
-// with its outcome unknown. Deferred mutations (the owner's pending attribute changes)
-// travel ahead of the next call in one kMdsBatch, so the MDS applies them first, at no
-// extra round trip. Runs on the ObjectClient's I/O thread: call only there.
+// with its outcome unknown. Deferred mutations (DeferredQueue: what the owner answered
+// from its predictions) travel ahead of the next call in one kMdsBatch, so the MDS
+// applies them first, at no extra round trip. Runs on the ObjectClient's I/O thread: call only there.
 #pragma once
 
 #include <functional>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client-fuse/libdfs/creds.h"
+#include "client-fuse/libdfs/deferred_queue.h"
 #include "client-fuse/libdfs/in_flight_calls.h"
 #include "client-fuse/libdfs/object_client.h"
 #include "common/proto/mds.pb.h"
@@ -97,34 +98,22 @@ class MdsSession {
     co_return rpc::parse_body<Resp>(frame.body);
   }
 
-  // A mutation the owner has already answered for (a deferred attribute change): its
-  // request, serialized with a fresh request id, and what to do with its outcome.
-  struct Deferred {
-    uint32_t method = 0;
-    std::string body;
-    std::function<void(Result<rpc::Frame>)> done;
-  };
+  // A mutation the owner has already answered for (a deferred create, attribute
+  // change...): its request, serialized with a fresh request id, and what to do with
+  // its outcome. It goes into deferred_queue() (or the queue's late source).
   template <class Req>
-  Deferred deferred(uint32_t method, Req request, const Creds& creds,
-                    std::function<void(Result<rpc::Frame>)> done) {
+  DeferredOp deferred(uint32_t method, Req request, const Creds& creds,
+                      std::function<void(Result<rpc::Frame>)> done) {
     stamp(request, creds, true);
     note_change(method, true);
-    return Deferred{method, request.SerializeAsString(), std::move(done)};
+    return DeferredOp{method, request.SerializeAsString(), std::move(done)};
   }
-  // Asked before every call for the mutations deferred until then; they go first, in
-  // the order returned, in one batch with the call.
-  void set_deferred_source(std::function<std::vector<Deferred>()> source) {
-    deferred_source_ = std::move(source);
-  }
+  // What the mount answered and the MDS has not: every call first sends what is
+  // predicted there, in order, in one batch with the call.
+  DeferredQueue& deferred_queue() { return deferred_; }
+  const DeferredQueue& deferred_queue() const { return deferred_; }
   // Sends whatever is deferred now (the owner's timer, sync), and waits for it.
   awaitable<void> flush_deferred();
-  // Deferred mutations whose batch could not reach the MDS (it gave up after
-  // op_timeout): kept, in order, to go first with the next call or flush_deferred().
-  // The owner answered for them, so they are never dropped for the MDS being away; a
-  // resend of one the MDS did apply is deduplicated by its request id.
-  size_t unsent() const { return unsent_.size(); }
-  // Deferred mutations sent and not answered yet, or kept unsent.
-  bool deferred_pending() const { return deferred_in_flight_ > 0 || !unsent_.empty(); }
 
   // Caching rights (docs/capabilities.md): whether every session open asks for them,
   // what this mount holds now (exclusive caching, owned directories: `claims` fills
@@ -160,9 +149,6 @@ class MdsSession {
   // and fenced: the owner fails what it had not written and takes a new entity
   // (ObjectClient::take_new_entity), under which the next call opens a new session.
   void on_fenced(std::function<void(const Error&)> hook) { on_fenced_ = std::move(hook); }
-  // Fails the deferred mutations kept unsent with `error` (after an eviction: they were
-  // made under the fenced session and must not go out under the next one).
-  void drop_unsent(const Error& error);
 
   // The session's lease as this client counts it: three quarters of the MDS's session
   // timeout from the sending of the last session open or renewal that the MDS answered.
@@ -208,13 +194,10 @@ class MdsSession {
     if (mutating && shows_in_listings(method)) ++visible_changes_;
   }
   awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
-  // Waits until no batch carrying deferred changes is in flight (see below).
-  awaitable<void> wait_for_deferred_batches();
-  // The unsent mutations, then the owner's newly deferred ones.
-  std::vector<Deferred> take_deferred();
-  // Sends `items` in order as kMdsBatch requests and hands each its result; the result
-  // of the item without a `done` (call_raw's own request) is returned.
-  awaitable<Result<rpc::Frame>> call_batch(std::vector<Deferred> items);
+  // Sends `items` in order as kMdsBatch requests and hands each deferred one its
+  // outcome (deferred_); the result of the item without a `done` (call_raw's own
+  // request) is returned.
+  awaitable<Result<rpc::Frame>> call_batch(std::vector<DeferredOp> items);
   // Retries until `timeout` (default: op_timeout) has passed, giving each attempt
   // `attempt_timeout` (default: the client's attempt_timeout).
   awaitable<Result<rpc::Frame>> call_with_retries(
@@ -248,18 +231,15 @@ class MdsSession {
   asio::steady_timer renew_wake_;  // the renewal loop's wait; cancelled to renew at once
   Clock::time_point lease_expires_{};
   std::function<void(const proto::RenewReply&)> on_renewed_;
-  std::function<std::vector<Deferred>()> deferred_source_;
-  std::vector<Deferred> unsent_;
-  // Batches carrying deferred changes that are sent and not yet answered. Every call
-  // waits for them before it takes the next deferred changes and goes out: the MDS
-  // answers a batch once all its items are applied, so it then applies this client's
-  // changes in the order they were made, a read sees every change made before it, and
-  // no reply of a later call reaches the owner while an earlier change is unanswered.
-  // (A read reaching the MDS while a batch's items were still being replicated did not
-  // see them: a just-created name looked up as missing; and a directory's mtime
-  // changed by a later mkdir was answered from a prediction made before it.)
-  int deferred_in_flight_ = 0;
-  asio::steady_timer deferred_answered_;  // cancelled when deferred_in_flight_ drops to 0
+  // Every call waits for the batches of deferred changes in flight before it takes the
+  // next ones and goes out: the MDS answers a batch once all its items are applied, so
+  // it then applies this client's changes in the order they were made, a read sees
+  // every change made before it, and no reply of a later call reaches the owner while
+  // an earlier change is unanswered. (A read reaching the MDS while a batch's items were
+  // still being replicated did not see them: a just-created name looked up as missing;
+  // and a directory's mtime changed by a later mkdir was answered from a prediction
+  // made before it.)
+  DeferredQueue deferred_;
   InFlightCalls calls_;  // call() and call_alone(): answers that may feed caches
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
