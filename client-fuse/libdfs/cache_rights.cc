@@ -34,7 +34,7 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
   }
   if (giving_up_) {
     // The running give-up answers it with a round of its own.
-    if (exclusive_) invalidate_next_.add(KernelScope{.everything = true});
+    if (exclusive_) invalidate_next_.add(KernelScope::all());
     exclusive_ = false;
     acks_pending_.push_back(seq);
     return std::nullopt;
@@ -46,7 +46,7 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
   }
   exclusive_ = false;  // from here on nothing is deferred, buffered or answered alone
   return start_give_up(seq, GiveUp{.was_exclusive = true, .dropped = true},
-                       KernelScope{.everything = true});
+                       KernelScope::all());
 }
 
 CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& dirs,

@@ -65,6 +65,11 @@ class CacheRights {
     bool everything = false;      // exclusive caching went: every name and inode
     std::vector<uint64_t> inos;   // else these (dfs numbers): recalled directories (their
                                   // names and attributes), the files created in them
+    static KernelScope all() {
+      KernelScope scope;
+      scope.everything = true;
+      return scope;
+    }
     bool empty() const { return !everything && inos.empty(); }
     void add(KernelScope other);
   };

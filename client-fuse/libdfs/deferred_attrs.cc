@@ -50,20 +50,7 @@ std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino in
   // The version stays the MDS's: its reply (one version later) then replaces this.
   predicted->set_version(k->inode.version());
 
-  PendingAttrs& p = pending_attrs_[ino];
-  if (!p.queued) {
-    p.queued = true;
-    p.valid = 0;
-    attr_queue_.push_back(ino);
-  }
-  p.valid |= valid;
-  p.predicted = *predicted;
-  p.creds = creds;
-  // This change comes after anything predicted before it: its reply is what we know.
-  p.newer.reset();
-  p.newer_predicted = false;
-  known_[ino].inode = *predicted;
-  known_[ino].exact = true;
+  known_.predict_attrs(ino, *predicted, valid, creds);
   schedule_deferred_flush();
   proto::Inode reply = std::move(*predicted);
   overlay(reply);
@@ -83,60 +70,27 @@ void FileClient::seal_attr_changes() {
 
 std::vector<DeferredOp> FileClient::take_attr_changes() {
   std::vector<DeferredOp> items;
-  for (Ino ino : attr_queue_) {
-    auto it = pending_attrs_.find(ino);
-    if (it == pending_attrs_.end() || !it->second.queued) continue;
-    PendingAttrs& p = it->second;
-    proto::SetAttrRequest req = merged_setattr(p.predicted, p.valid);
-    p.queued = false;
-    ++p.in_flight;
-    items.push_back(mds_.deferred(rpc::kMdsSetAttr, std::move(req), p.creds,
-                                  [this, ino](Result<rpc::Frame> reply) {
+  for (auto& change : known_.take_attr_changes()) {
+    items.push_back(mds_.deferred(rpc::kMdsSetAttr, std::move(change.request), change.creds,
+                                  [this, ino = change.ino](Result<rpc::Frame> reply) {
                                     on_deferred_reply(ino, std::move(reply));
                                   }));
   }
-  attr_queue_.clear();
   return items;
 }
 
 void FileClient::on_deferred_reply(Ino ino, Result<rpc::Frame> reply) {
-  auto it = pending_attrs_.find(ino);
-  bool settled = true;
-  std::optional<proto::Inode> newer;
-  bool newer_predicted = false;
-  if (it != pending_attrs_.end()) {
-    --it->second.in_flight;
-    settled = !it->second.queued && it->second.in_flight <= 0;
-    if (settled) {
-      newer = std::move(it->second.newer);
-      newer_predicted = it->second.newer_predicted;
-      pending_attrs_.erase(it);
-    }
-  }
   if (!reply) {
+    known_.attrs_answered(ino, nullptr);
     if (is_gone(reply.error())) return;  // removed since: its attributes do not matter
     spdlog::warn("deferred attribute change of inode {:#x} failed: {}", ino,
                  reply.error().to_string());
     deferred_errors_.note(reply.error(), std::span<const uint64_t>(&ino, 1));
-    if (auto k = known_.find(ino); k != known_.end()) k->second.exact = false;
+    known_.mark_inexact(ino);
     return;
   }
   auto parsed = rpc::parse_body<proto::InodeReply>(reply->body);
-  // A newer prediction for the inode is still pending: it stays what we know.
-  if (!parsed || !settled) return;
-  // Another request's reply may have passed this one (a create in this directory that
-  // the MDS applied after the change): learn whichever the MDS applied last.
-  learn(parsed->inode());
-  if (newer && newer_predicted) {
-    // Applied after these changes (see PendingAttrs::newer_predicted): it stands, at
-    // their reply's version at least, until its own reply brings the MDS's.
-    newer->set_version(std::max(newer->version(), parsed->inode().version()));
-    Known& k = known_[ino];
-    k.inode = std::move(*newer);
-    k.exact = true;
-  } else if (newer) {
-    learn(*newer);
-  }
+  known_.attrs_answered(ino, parsed ? &parsed->inode() : nullptr);
 }
 
 awaitable<void> FileClient::flush_deferred_soon() {
@@ -150,12 +104,7 @@ awaitable<void> FileClient::flush_deferred_soon() {
 }
 
 void FileClient::prefer_newer(proto::Inode& inode) const {
-  const Known* k = known(inode.ino());
-  if (!k || !k->exact) return;
-  if (!pending_attrs_.count(inode.ino()) && inode.version() >= k->inode.version()) return;
-  std::string inline_data = std::move(*inode.mutable_inline_data());
-  inode = k->inode;
-  *inode.mutable_inline_data() = std::move(inline_data);
+  if (alone(inode.ino())) known_.prefer_newer(inode);
 }
 
 }  // namespace dfs::client

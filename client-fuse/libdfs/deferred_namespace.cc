@@ -56,16 +56,7 @@ bool FileClient::known_dir(Ino ino) const {
 }
 
 void FileClient::adopt_prediction(const proto::Inode& inode) {
-  Known& k = known_[inode.ino()];
-  k.inode = inode;
-  k.inode.clear_inline_data();
-  k.exact = true;
-  // A pending attribute change's reply comes before this change's: it must not
-  // replace the prediction when it settles.
-  if (auto p = pending_attrs_.find(inode.ino()); p != pending_attrs_.end()) {
-    p->second.newer = k.inode;
-    p->second.newer_predicted = true;
-  }
+  known_.adopt_prediction(inode);
 }
 
 template <class Reply, class Req>
@@ -93,10 +84,10 @@ void FileClient::deferred_op_failed(const Error& error, const std::vector<Ino>& 
   deferred_errors_.note(error, inodes);
   for (Ino dir : dirs) {
     dirs_.forget(dir);
-    if (auto k = known_.find(dir); k != known_.end()) k->second.exact = false;
+    known_.mark_inexact(dir);
   }
   for (Ino ino : inodes) {
-    if (auto k = known_.find(ino); k != known_.end()) k->second.exact = false;
+    known_.mark_inexact(ino);
   }
 }
 

@@ -64,7 +64,7 @@ void FileClient::on_evicted(const Error& why) {
   // and the kernel forgets what it cached.
   bool held_rights = rights_.evicted();
   if (held_rights && kernel_invalidator_ && !stopping_) {
-    spawn_checked(executor(), kernel_invalidator_(CacheRights::KernelScope{.everything = true}));
+    spawn_checked(executor(), kernel_invalidator_(CacheRights::KernelScope::all()));
   }
   // What this client knew exactly may have changed since its session was fenced.
   forget_exact_knowledge();

@@ -66,7 +66,7 @@ void FileClient::forget_exact_knowledge() {
     known_.clear();
     dirs_.clear();
   } else {
-    std::erase_if(known_, [&owned](const auto& kv) { return !owned.covers(kv.first); });
+    known_.retain_if([&owned](Ino ino) { return owned.covers(ino); });
     dirs_.retain_if([&owned](uint64_t dir) { return owned.owns(dir); });
   }
   ++setattr_calls_;  // listings fetched ahead are stale
@@ -115,7 +115,7 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     }
     // An operation that checked the right before the recall and resumed since may have
     // deferred one more change: it goes too, before the acknowledgement.
-    for (int i = 0; i < 3 && (!attr_queue_.empty() || mds_.deferred_queue().pending());
+    for (int i = 0; i < 3 && (known_.attrs_queued() || mds_.deferred_queue().pending());
          ++i) {
       (void)co_await sync_metadata();
     }
@@ -174,7 +174,7 @@ awaitable<void> FileClient::lease_watch_loop() {
                  "mount stops caching and deferring until it does (what it deferred stays "
                  "queued)");
     if (kernel_invalidator_) {
-      spawn_checked(executor(), kernel_invalidator_(CacheRights::KernelScope{.everything = true}));
+      spawn_checked(executor(), kernel_invalidator_(CacheRights::KernelScope::all()));
     }
   }
 }

@@ -450,9 +450,9 @@ awaitable<Status> FileClient::setxattr(Creds creds, Ino ino, std::string name, s
   }
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(rpc::kMdsSetXattr, request, creds, true));
-  if (auto it = known_.find(ino); it != known_.end()) {
-    (*it->second.inode.mutable_xattrs())[request.name()] = request.value();
-    it->second.exact = false;  // ctime, and the mode for an ACL
+  if (Known* k = known_.find_mutable(ino)) {
+    (*k->inode.mutable_xattrs())[request.name()] = request.value();
+    k->exact = false;  // ctime, and the mode for an ACL
   }
   learn(reply.inode());  // the MDS's version of all that, when it sends it
   co_return ok_status();
@@ -488,9 +488,9 @@ awaitable<Status> FileClient::removexattr(Creds creds, Ino ino, std::string name
   request.set_name(std::move(name));
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(rpc::kMdsRemoveXattr, request, creds, true));
-  if (auto it = known_.find(ino); it != known_.end()) {
-    it->second.inode.mutable_xattrs()->erase(request.name());
-    it->second.exact = false;
+  if (Known* k = known_.find_mutable(ino)) {
+    k->inode.mutable_xattrs()->erase(request.name());
+    k->exact = false;
   }
   learn(reply.inode());
   co_return ok_status();

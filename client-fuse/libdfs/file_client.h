@@ -25,6 +25,7 @@
 #include "client-fuse/libdfs/data_ahead.h"
 #include "client-fuse/libdfs/deferred_errors.h"
 #include "client-fuse/libdfs/dir_cache.h"
+#include "client-fuse/libdfs/known_inodes.h"
 #include "client-fuse/libdfs/listing_prefetch.h"
 #include "client-fuse/libdfs/mds_session.h"
 #include "client-fuse/libdfs/object_client.h"
@@ -279,10 +280,8 @@ class FileClient {
     learn(reply.inode());
     for (const auto& other : reply.changed()) learn(other);
   }
-  struct Known {
-    proto::Inode inode;  // without inline data
-    bool exact = true;   // false: changed in a way the MDS did not send back
-  };
+  using Known = KnownInodes::Known;
+  // What is known of `ino`, when this mount may answer from it (alone on it).
   const Known* known(Ino ino) const;
   // A reply that raced with a newer change of ours (a deferred one, or one whose reply
   // came first) carries older attributes: replace them with what we know.
@@ -519,31 +518,11 @@ class FileClient {
   CacheRights rights_;
   std::unordered_map<Ino, std::shared_ptr<FileState>> states_;  // open or dirty files
   std::unordered_map<Fh, std::shared_ptr<Handle>> handles_;
-  // What the MDS last told us about each inode the kernel holds. Xattrs are answered
-  // from it (all xattr changes pass through this client or come back in a reply).
-  std::unordered_map<Ino, Known> known_;
-  struct PendingAttrs {
-    proto::Inode predicted;  // what the MDS will hold once the changes are applied
-    uint32_t valid = 0;      // the fields changed (SetAttrField), *_NOW made explicit
-    Creds creds;
-    bool queued = false;  // changes not yet handed to the session
-    int in_flight = 0;    // handed over, no reply yet
-    // The newest inode other replies brought meanwhile (a child's create changing a
-    // directory's mtime): the MDS may have applied it after the changes, so once they
-    // are settled it is what we know if it is newer than their reply.
-    std::optional<proto::Inode> newer;
-    // `newer` is the prediction of a deferred change queued after these (a create in
-    // this directory): the MDS applies it after them, so once they are settled it is
-    // what we know, whatever its version says. A prediction's version does not count
-    // the attribute changes still pending before it (they keep the MDS's version), so
-    // it can be lower than their reply's.
-    bool newer_predicted = false;
-  };
-  // Learned inodes with a pending prediction keep it until the MDS has applied it.
-  std::unordered_map<Ino, PendingAttrs> pending_attrs_;
-  // The inodes with queued changes, in order. Changes already made requests (namespace
-  // changes, sealed attribute changes) are in mds_.deferred_queue(); these follow them.
-  std::deque<Ino> attr_queue_;
+  // What the MDS last told us about each inode the kernel holds, and the attribute
+  // changes answered here and not yet applied (queued ones follow the changes already in
+  // mds_.deferred_queue()). Xattrs are answered from it (all xattr changes pass through
+  // this client or come back in a reply).
+  KnownInodes known_;
   uint64_t deferred_push_bytes_ = 0;  // data in queued or unanswered deferred pushes
   Ino delegated_next_ = 0;  // the delegated inode numbers not yet used: [next, end)
   Ino delegated_end_ = 0;

@@ -14,6 +14,12 @@
 namespace dfs::client {
 namespace {
 
+// What is known of `ino`, to be updated by a write (null: nothing known).
+proto::Inode* known_inode(KnownInodes& known, uint64_t ino) {
+  KnownInodes::Known* k = known.find_mutable(ino);
+  return k ? &k->inode : nullptr;
+}
+
 constexpr uint64_t kMaxPrefetchPiece = 1u << 20;  // the size of the largest FUSE read
 
 void note_write(FileState& st, const Handle& h, proto::Inode* known) {
@@ -179,7 +185,7 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
       if (st->is_inline && offset + length <= inline_threshold()) {
         st->inline_data.write(offset, data);
         st->size = st->inline_data.size();
-        note_write(*st, *h, known_.count(st->ino) ? &known_[st->ino].inode : nullptr);
+        note_write(*st, *h, known_inode(known_, st->ino));
         co_return length;
       }
       if (!st->is_inline) {
@@ -189,7 +195,7 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
         object_write_started(*st);
         if (from_page_cache && may_write_behind(*st, length)) {
           st->size = std::max(st->size, offset + length);
-          note_write(*st, *h, known_.count(st->ino) ? &known_[st->ino].inode : nullptr);
+          note_write(*st, *h, known_inode(known_, st->ino));
           st->behind.emplace(offset, offset + length);
           behind_bytes_ += length;
           ++behind_writes_;
@@ -201,7 +207,7 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
         if (!written) co_return unexpected(std::move(written).error());
         st->readahead.clear();
         st->size = std::max(st->size, offset + length);
-        note_write(*st, *h, known_.count(st->ino) ? &known_[st->ino].inode : nullptr);
+        note_write(*st, *h, known_inode(known_, st->ino));
         co_return length;
       }
     }

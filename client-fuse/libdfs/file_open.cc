@@ -34,34 +34,16 @@ std::shared_ptr<FileState> FileClient::held(Ino ino) const {
 }
 
 void FileClient::learn(const proto::Inode& inode) {
-  if (inode.ino() == 0) return;
-  // Deferred changes not yet applied by the MDS: the prediction stands for now; the
-  // newest inode seen meanwhile is weighed against their reply when they settle.
-  if (auto p = pending_attrs_.find(inode.ino()); p != pending_attrs_.end()) {
-    if (!p->second.newer || inode.version() > p->second.newer->version()) {
-      p->second.newer = inode;
-      p->second.newer_predicted = false;
-    }
-    return;
-  }
-  constexpr size_t kMaxKnown = 1u << 20;
-  if (known_.size() >= kMaxKnown && !known_.count(inode.ino())) known_.clear();
-  Known& k = known_[inode.ino()];
-  // Replies may pass each other: never go back to an older version.
-  if (k.inode.ino() != 0 && inode.version() < k.inode.version()) return;
-  k.inode = inode;
-  k.inode.clear_inline_data();
-  k.exact = true;
+  known_.learn(inode);
 }
 
 const FileClient::Known* FileClient::known(Ino ino) const {
   if (!alone(ino)) return nullptr;
-  auto it = known_.find(ino);
-  return it == known_.end() ? nullptr : &it->second;
+  return known_.find(ino);
 }
 
 void FileClient::forget(Ino ino) {
-  if (!states_.count(ino) && !pending_attrs_.count(ino)) {
+  if (!states_.count(ino) && !known_.attrs_pending(ino)) {
     known_.erase(ino);
     // The kernel knows it no more; a later lookup learns it from the MDS, without the
     // history that made it ours.
