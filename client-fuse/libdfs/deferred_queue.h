@@ -12,7 +12,8 @@
 //   kSettled    the MDS applied it: `done` has its reply;
 //   kFailed     the MDS refused it, or it was made under a session that got evicted:
 //               `done` has the error.
-// `done` runs exactly once, when the op settles or fails.
+// `done` runs once, when the op settles or fails (an op still queued when the queue is
+// destroyed never hears: the mount is going away).
 //
 // Order: take() hands out everything predicted, oldest first, with what the late source
 // holds (changes the owner still merges, e.g. attribute changes, sealed by the take)

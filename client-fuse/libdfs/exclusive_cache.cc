@@ -90,6 +90,10 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
   if (give_up.was_exclusive) {
     spdlog::info("exclusive caching recalled by the MDS ({}): pushing what was deferred",
                  reason);
+  } else if (give_up.dropped && rights_.exclusive()) {
+    spdlog::info("owned directories recalled by the MDS ({}): exclusive caching covers them "
+                 "still, nothing to push",
+                 reason);
   } else if (give_up.dropped) {
     spdlog::info("owned directories recalled by the MDS ({}): pushing what was deferred",
                  reason);
@@ -98,6 +102,13 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
   // meanwhile may have stopped rights under which changes were deferred after the
   // round's pushes began: it gets a round of its own before it is acknowledged.
   while (auto round = rights_.next_round()) {
+    // Still holding exclusive caching, the mount is alone on everything: directories
+    // recalled for the MDS's bound take nothing from it, and are acknowledged at once.
+    // (A recall of exclusive caching stops it before its round begins.)
+    if (rights_.exclusive()) {
+      co_await acknowledge(round->answering);
+      continue;
+    }
     // The kernel's dirty pages first: they come back through write() (synchronous
     // where the right went), and its cached names and attributes go: all of them for
     // exclusive caching, those of the recalled directories and their files otherwise.
@@ -129,12 +140,7 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
       if (st->handles == 0 && !st->dirty() && !alone(ino)) lingering.push_back(st);
     }
     for (auto& st : lingering) co_await drop_state(st);
-    proto::CacheAckRequest ack;
-    for (uint64_t s : round->answering) ack.add_seqs(s);
-    auto acked = co_await mds_.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
-    if (!acked) {
-      spdlog::warn("acknowledging a recall of caching rights: {}", acked.error().to_string());
-    }
+    co_await acknowledge(round->answering);
   }
   const auto took_ms = std::chrono::duration_cast<Duration>(Clock::now() - started).count();
   if (give_up.was_exclusive) {
@@ -146,6 +152,15 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
                  rights_.owned().size());
   }
   take_grant_when_quiet();  // granted again meanwhile (the other mount left)
+}
+
+awaitable<void> FileClient::acknowledge(const std::vector<uint64_t>& seqs) {
+  proto::CacheAckRequest ack;
+  for (uint64_t s : seqs) ack.add_seqs(s);
+  auto acked = co_await mds_.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
+  if (!acked) {
+    spdlog::warn("acknowledging a recall of caching rights: {}", acked.error().to_string());
+  }
 }
 
 awaitable<void> FileClient::lease_watch_loop() {

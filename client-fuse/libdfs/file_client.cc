@@ -279,7 +279,9 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
     if (made->parent_owned()) claim_granted(parent, epoch);
     learn_reply(*made);
     prefer_newer(*inode);
-    if (made->owned()) rights_.owned().own(inode->ino());
+    // Not if a recall came meanwhile: it may have been this directory's (the MDS's
+    // bound), answered before this reply was read.
+    if (made->owned()) rights_.own_claimed(inode->ino(), epoch);
     if (!S_ISDIR(inode->mode())) rights_.owned().file_created(inode->ino(), parent);
   }
   after_add(parent, name, inode);

@@ -381,8 +381,12 @@ class FileClient {
   void on_dirs_recalled(const std::vector<Ino>& dirs, uint64_t seq, const std::string& reason);
   // Runs the give-up rights_ just started: round by round, pushes what was deferred and
   // buffered, has the kernel drop what it cached when a right actually went, forgets
-  // what is no longer covered, and acknowledges the round's recalls.
+  // what is no longer covered, and acknowledges the round's recalls. A round while
+  // exclusive caching is still held (directories recalled for the MDS's bound) only
+  // acknowledges: everything stays covered.
   awaitable<void> give_up_rights(CacheRights::GiveUp give_up, std::string reason);
+  // kMdsCacheAck for the recalls `seqs` (a failure is logged: the MDS resends).
+  awaitable<void> acknowledge(const std::vector<uint64_t>& seqs);
   // Whether a create in `parent` asks the MDS to own it (MknodRequest.own_parent): an
   // existing directory nobody owns becomes this mount's, as if it had created it.
   bool asks_to_own(Ino parent) const;

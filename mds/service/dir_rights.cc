@@ -26,8 +26,9 @@ DirRights::DirRights(asio::any_io_executor executor, Duration recall_timeout,
 
 bool DirRights::created(const std::string& client, uint64_t dir) {
   if (auto it = owners_.find(dir); it != owners_.end()) {
+    // A resent create: still its own unless a recall of it is under way.
     used(client, dir);
-    return it->second.owner == client;  // a resent create
+    return it->second.owner == client && it->second.recall_seq == 0;
   }
   Holder& holder = holders_[client];
   holder.lru.push_back(dir);
@@ -59,8 +60,10 @@ void DirRights::trim(const std::string& owner) {
 
 bool DirRights::claimed_existing(const std::string& client, uint64_t dir) {
   if (auto it = owners_.find(dir); it != owners_.end()) {
+    // Not while a recall of it is under way: the acknowledgement would take it from the
+    // mount after this answer told it that it owns it.
     used(client, dir);
-    return it->second.owner == client;
+    return it->second.owner == client && it->second.recall_seq == 0;
   }
   if (auto it = recalled_at_.find(dir);
       it != recalled_at_.end() && now_() - it->second < kContested) {
@@ -127,7 +130,11 @@ awaitable<void> DirRights::claim(const std::string& client, std::vector<uint64_t
       auto it = owners_.find(ino);
       if (it == owners_.end() || it->second.owner == client) continue;
       waiting = true;
-      if (it->second.recall_seq == 0) to_recall[it->second.owner].push_back(ino);
+      if (it->second.recall_seq == 0) {
+        to_recall[it->second.owner].push_back(ino);  // a name twice: start_recall takes it once
+      } else {
+        recalled_at_[ino] = now_();  // under a recall for the bound: contested all the same
+      }
     }
     if (!waiting) co_return;
     for (auto& [owner, dirs] : to_recall) start_recall(owner, std::move(dirs), reason);
@@ -144,11 +151,13 @@ void DirRights::start_recall(const std::string& owner, std::vector<uint64_t> dir
   auto& lru = holders_[owner].lru;
   for (uint64_t dir : dirs) {
     Owned& owned = owners_.at(dir);
+    if (owned.recall_seq != 0) continue;  // named twice, or under a recall already
     lru.erase(owned.in_lru);  // on its way out: no longer among what the bound counts
     owned.recall_seq = recall.seq;
     if (contested) recalled_at_[dir] = recall.started;
+    recall.dirs.push_back(dir);
   }
-  recall.dirs = std::move(dirs);
+  if (recall.dirs.empty()) return;
   recall.reason = std::move(reason);
   std::string which;
   for (size_t i = 0; i < recall.dirs.size() && i < 8; ++i) {

@@ -131,7 +131,8 @@ class DirRights {
     std::string reason;
     bool evicting = false;
   };
-  // `contested`: another session touched them (recalled_at_), rather than the bound.
+  // `owner`'s `dirs` not under a recall already. `contested`: another session touched
+  // them (recalled_at_), rather than the bound.
   void start_recall(const std::string& owner, std::vector<uint64_t> dirs, std::string reason,
                     bool contested = true);
   // Recalls the least recently used of `owner`'s directories past the bound.

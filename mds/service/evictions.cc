@@ -12,6 +12,7 @@
 #include "common/proto/mon.pb.h"
 #include "common/rpc/methods.h"
 #include "common/util/wall_clock.h"
+#include "mds/service/lease_rules.h"
 #include "mds/service/mds_service.h"
 
 namespace dfs::mds {
@@ -38,17 +39,9 @@ Status MdsService::check_not_fenced(const std::string& client) const {
 }
 
 uint64_t MdsService::lease_ms_for(const std::string& client) const {
-  auto lease = options_.session_timeout;
-  auto due = cache_.recall_due(client);
-  if (auto dirs_due = dir_rights_.recall_due(client); dirs_due && (!due || *dirs_due < *due)) {
-    due = dirs_due;
-  }
-  if (due) {
-    // The client counts three quarters of the lease from before it asked.
-    auto left = std::chrono::duration_cast<Duration>(*due - Clock::now());
-    lease = std::min(lease, std::max(Duration(1), left * 4 / 3));
-  }
-  return static_cast<uint64_t>(lease.count());
+  auto due = lease_rules::earliest(cache_.recall_due(client), dir_rights_.recall_due(client));
+  return static_cast<uint64_t>(
+      lease_rules::granted(options_.session_timeout, due, Clock::now()).count());
 }
 
 awaitable<MdsService::Reply> MdsService::on_renew(proto::RenewRequest req, std::string client) {

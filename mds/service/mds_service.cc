@@ -9,6 +9,7 @@
 #include "common/rpc/cluster_identity.h"
 #include "common/rpc/methods.h"
 #include "mds/ops/meta_view.h"
+#include "mds/service/lease_rules.h"
 
 namespace dfs::mds {
 namespace {
@@ -179,7 +180,7 @@ awaitable<void> MdsService::end_reconnect_phase() {
 }
 
 Duration MdsService::reconnect_wait() const {
-  return std::max(options_.reconnect_grace, options_.session_timeout * 3 / 4);
+  return lease_rules::reconnect_wait(options_.reconnect_grace, options_.session_timeout);
 }
 
 bool MdsService::held_back_by_previous_rights(uint32_t method, const std::string& client) const {

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The MDS bounds what one mount owns, on two real mounts of one cluster (three MDS
 # replicas, [mds] max_dirs_per_client = 32 here, 16,384 by default):
+#   - mount A alone (caching the whole file system) rsyncs an lxc-shaped tree of about
+#     450 directories: it owns every directory it creates too (for when another mount
+#     comes), so the MDS recalls the least recently used past the bound; A acknowledges
+#     them at once, pushing nothing (its log says so);
 #   - with mount B up, mount A does not cache the whole file system; it owns the
 #     directories it creates. A rsyncs an lxc-shaped tree of about 450 directories: the
 #     MDS recalls A's least recently used directories whenever A owns more than 32 (its
@@ -8,7 +12,7 @@
 #     shows it owning at most 32, and some (the fast path goes on where A works now);
 #   - A works again in directories it gave up long ago (creates, a rename, an unlink,
 #     a rewrite): nothing is lost;
-#   - the tree is identical to the source on A, on B and on a fresh mount.
+#   - the trees are identical to the source on A, on B and on a fresh mount.
 source "$(dirname "$0")/lib.sh"
 bound=32
 
@@ -25,19 +29,34 @@ print(max([s["owned_dirs"] for s in json.load(sys.stdin)["sessions"] if s["renew
 }
 bound_recalls() { grep -c "the least recently used go back" "$cluster"/log/mds.*.log | awk -F: '{ n += $NF } END { print n + 0 }'; }
 
-step "generating a tree (scale 0.1) and mounting B"
+step "generating a tree (scale 0.1)"
 gen_tree "$work/src" 0.1
 dirs=$(find "$work/src" -type d | wc -l)
 [ "$dirs" -gt $((4 * bound)) ] || fail "the tree has only $dirs directories"
+
+step "A alone rsyncs $dirs directories"
+rsync -aHAX --numeric-ids "$work/src/" "$work/src0/"  # kept as it is now: changes follow
+rsync -aHAX --numeric-ids "$work/src/" "$mnt/alone/" || fail "rsync into A (alone) failed"
+alone_recalls=$(bound_recalls)
+echo "recalls for the bound while A was alone: $alone_recalls"
+[ "$alone_recalls" -ge 1 ] || fail "the MDS never recalled directories of A alone for the bound"
+grep -q "exclusive caching covers them still" "$cluster/log/client.log" ||
+  fail "A alone did not acknowledge the bound's recalls at once"
+if grep -q "pushing what was deferred" "$cluster/log/client.log"; then
+  grep "recalled by the MDS" "$cluster/log/client.log" | head -5
+  fail "A alone pushed what it deferred for a recall of the bound"
+fi
+
+step "mounting B"
 mount_another "$mnt2" "$cluster/log/client-b.log"
 
 step "A rsyncs $dirs directories while B is mounted"
 rsync -aHAX --numeric-ids "$work/src/" "$mnt/t/" || fail "rsync into A failed"
-recalls=$(bound_recalls)
+recalls=$(($(bound_recalls) - alone_recalls))
 echo "recalls for the bound: $recalls"
 [ "$recalls" -ge 1 ] || fail "the MDS never recalled directories for the bound"
-grep -q "owned directories given up" "$cluster/log/client.log" ||
-  fail "A's log does not say it gave up owned directories"
+grep -q "owned directories recalled by the MDS (it owns more than $bound directories.*pushing" \
+  "$cluster/log/client.log" || fail "A's log does not say it pushed and gave up owned directories"
 owned=""
 for _ in $(seq 50); do
   owned=$(owned_by_a)
@@ -67,6 +86,8 @@ sync -f "$mnt/t"
 step "the tree is whole on A, on B and on a fresh mount"
 diff_a=$(tree_diff "$work/src" "$mnt/t")
 [ -z "$diff_a" ] || { echo "$diff_a" | head -20; fail "A's tree differs from the source"; }
+diff_alone=$(tree_diff "$work/src0" "$mnt2/alone")
+[ -z "$diff_alone" ] || { echo "$diff_alone" | head -20; fail "the copy A made alone differs on B"; }
 diff_b=$(tree_diff "$work/src" "$mnt2/t")
 [ -z "$diff_b" ] || { echo "$diff_b" | head -20; fail "B's tree differs from the source"; }
 stop_mount "$mnt2" "$(client_pid "$mnt2")"
@@ -74,4 +95,6 @@ unmount_client "$mnt"
 "$repo/tools/dfs-dev" mount --dir "$cluster" --mount "$mnt" >/dev/null || fail "remount failed"
 diff_c=$(tree_diff "$work/src" "$mnt/t")
 [ -z "$diff_c" ] || { echo "$diff_c" | head -20; fail "the fresh mount's tree differs from the source"; }
+diff_c=$(tree_diff "$work/src0" "$mnt/alone")
+[ -z "$diff_c" ] || { echo "$diff_c" | head -20; fail "the fresh mount's copy made alone differs"; }
 echo "PASS: dir_bound ($recalls recalls for the bound; A kept $owned of $dirs directories)"

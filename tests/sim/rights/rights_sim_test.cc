@@ -2,9 +2,10 @@
 // the MDS's own classes (ExclusiveCache, DirRights, ReconnectPhase) and the client's
 // (CacheRights), run against each other in virtual time over a network that delays,
 // reorders and breaks connections, with clients that pause and crash and an MDS that
-// fails over. The MDS's glue around them (session opens, renewals and their lease,
-// evictions, the reconnect phase, claims before a request is served) is restated here
-// as MdsService does it.
+// fails over. The lease and reconnect-phase rules are the daemon's own
+// (mds/service/lease_rules.h); the MDS's glue around the classes (session opens,
+// renewals, evictions, the reconnect phase, claims before a request is served) is
+// restated here as MdsService does it.
 //
 // Checked after every step (every message delivered, every tick):
 //   - no two clients hold conflicting rights: no directory is cached alone by two
@@ -38,6 +39,7 @@
 #include "common/rpc/asio.h"
 #include "mds/service/dir_rights.h"
 #include "mds/service/exclusive_cache.h"
+#include "mds/service/lease_rules.h"
 #include "mds/service/reconnect_phase.h"
 
 namespace dfs::sim_rights {
@@ -366,7 +368,7 @@ class World {
   void send_request(SimClient& c, Request req) {
     const std::string entity = c.entity();
     const uint64_t epoch = c.rights.ownership_epoch();
-    const bool ask_own = req.mkdir && !c.rights.exclusive();
+    const bool ask_own = req.mkdir;  // FileClient::mknod asks for every directory it makes
     to_mds(c, [this, &c, entity, req, epoch, ask_own] {
       asio::co_spawn(io_, mds_serve(c, entity, req, epoch, ask_own), asio::detached);
     });
@@ -423,8 +425,8 @@ class World {
       last = g_now;  // a new instance counts its sessions' silence from its start
     }
     if (awaited.empty()) return;
-    // MdsService::reconnect_wait: the grace, or the longest lease granted before.
-    const auto wait = std::chrono::milliseconds(std::max(kGraceMs, kTimeoutMs * 3 / 4));
+    const auto wait = mds::lease_rules::reconnect_wait(std::chrono::milliseconds(kGraceMs),
+                                                       std::chrono::milliseconds(kTimeoutMs));
     cache_->begin_grace(now_tp(), wait);
     phase_->begin(std::move(awaited), now_tp() + wait);
   }
@@ -515,12 +517,9 @@ class World {
 
   // MdsService::lease_ms_for: the session timeout, ending before a recall is due.
   int64_t lease_ms_for(const std::string& entity) const {
-    auto due = cache_->recall_due(entity);
-    if (auto d = dir_rights_->recall_due(entity); d && (!due || *d < *due)) due = d;
-    if (!due) return kTimeoutMs;
-    const int64_t left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(*due - now_tp()).count();
-    return std::min<int64_t>(kTimeoutMs, std::max<int64_t>(1, left * 4 / 3));
+    auto due =
+        mds::lease_rules::earliest(cache_->recall_due(entity), dir_rights_->recall_due(entity));
+    return mds::lease_rules::granted(std::chrono::milliseconds(kTimeoutMs), due, now_tp()).count();
   }
 
   void mds_tick() {

@@ -21,11 +21,12 @@ struct Sent {
 };
 
 struct Fixture {
+  explicit Fixture(size_t max = 1000) : max_dirs(max) {}
   asio::io_context io;
   std::vector<Sent> sent;
   std::vector<std::string> evicted;
   uint64_t seq = 100;
-  size_t max_dirs = 1000;
+  size_t max_dirs;
   DirRights rights{io.get_executor(), Duration(30000), max_dirs,
                    [this](const std::string& client, const proto::CacheRightsNotice& n) {
                      sent.push_back(Sent{client, n.seq(), {n.dirs().begin(), n.dirs().end()}});
@@ -215,6 +216,41 @@ TEST_CASE("mds/dir_rights: an existing directory is given to who asks, unless re
   CHECK(f.rights.claimed_existing("a", 10));  // quiet long enough
   f.rights.ended("a");
   CHECK(f.rights.claimed_existing("b", 10));  // a session's end is no recall
+}
+
+TEST_CASE("mds/dir_rights: a directory named twice is recalled once, and one under recall is not given") {
+  Fixture f;
+  f.rights.created("a", 10);
+  bool done = false;
+  f.claim("b", {10, 10, 1}, &done);  // a rename inside one directory names it twice
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].dirs == std::vector<uint64_t>{10});
+  CHECK(f.rights.kept_by("a") == 0);
+  // While the recall is under way the owner is not told it owns it (its acknowledgement
+  // would take it back after that answer), neither by a claim nor by a resent create.
+  CHECK_FALSE(f.rights.claimed_existing("a", 10));
+  CHECK_FALSE(f.rights.created("a", 10));
+  CHECK(f.rights.owns("a", 10));  // until the acknowledgement
+  f.rights.acknowledged("a", f.sent[0].seq);
+  f.poll();
+  CHECK(done);
+  CHECK(f.rights.owned_by("a") == 0);
+}
+
+TEST_CASE("mds/dir_rights: a touch during a recall for the bound makes the directory contested") {
+  Fixture f(1);
+  f.rights.created("a", 10);
+  f.rights.created("a", 11);  // past the bound: 10 goes back
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].dirs == std::vector<uint64_t>{10});
+  bool done = false;
+  f.claim("b", {10}, &done);
+  CHECK_FALSE(done);
+  CHECK(f.sent.size() == 1);  // the recall under way serves the claim too
+  f.rights.acknowledged("a", f.sent[0].seq);
+  f.poll();
+  CHECK(done);
+  CHECK_FALSE(f.rights.claimed_existing("a", 10));  // b touched it: both work there
 }
 
 }  // namespace dfs::mds::test
