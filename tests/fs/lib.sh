@@ -40,10 +40,35 @@ for _ in $(seq 1 50); do
 done
 
 dump_logs() {
+  dump_blocked
   for f in "$cluster"/log/*.log; do
     [ -f "$f" ] || continue
     echo "---- last lines of $f"
     tail -n 30 "$f"
+  done
+}
+
+# What is stuck, first (a failing test's output may be cut short): each FUSE connection's
+# requests waiting for an answer, and the processes asleep uninterruptibly or naming this
+# test's directory (daemons, clients, commands on the mounts), with the kernel stacks of
+# their threads that wait in anything but an idle poll, futex or sleep.
+dump_blocked() {
+  local c pid t stacks
+  for c in /sys/fs/fuse/connections/*; do
+    [ -e "$c/waiting" ] && echo "---- fuse connection ${c##*/}: $(cat "$c/waiting") request(s) waiting"
+  done
+  for pid in $( (ps -eo pid=,stat= | awk '$2 ~ /^D/ {print $1}'; pgrep -f "$work") | sort -un); do
+    stacks=""
+    for t in /proc/"$pid"/task/[0-9]*; do
+      head -n 1 "$t/stack" 2>/dev/null | grep -Eq 'epoll_wait|futex|poll|nanosleep|pipe_read|wait4|^$' &&
+        continue
+      [ -e "$t/stack" ] || continue
+      stacks+="  thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)):"$'\n'
+      stacks+="$(sed 's/^\[<0>\] /    /; s/+0x[0-9a-f/x]*//' "$t/stack" 2>/dev/null | head -n 10)"$'\n'
+    done
+    [ -n "$stacks" ] || continue
+    echo "---- process $pid: $(ps -o stat=,args= -p "$pid" 2>/dev/null | cut -c1-150)"
+    printf '%s' "$stacks"
   done
 }
 

@@ -50,6 +50,9 @@ for try in $(seq "$tries"); do
   stat_us+=($(((t2 - t1) / 1000)))
   mount_ms+=($(((t1 - t0) / 1000000)))
   stop_mount "$mnt2" "$(client_pid "$mnt2")"
+  t3=$(date +%s%N)
+  echo "try $try: B mounted in $(((t1 - t0) / 1000000)) ms, stat in $(((t2 - t1) / 1000)) us," \
+    "unmounted in $(((t3 - t2) / 1000000)) ms"
 done
 touch "$work/stop"
 wait "$rsyncs" || { cat "$work/rsync.log"; fail "an rsync round on A failed"; }
