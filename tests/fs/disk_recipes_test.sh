@@ -30,7 +30,8 @@ wait_recovered() {
   dfs_cli status || true
   return 1
 }
-on_host() { ip netns exec "$(sed -n 's/^net_prefix=//p' "$cluster/netns.conf")-$1" "${@:2}"; }
+# nsenter --net, not `ip netns exec`: see in_netns in tools/dfs-dev.
+on_host() { nsenter --net="/run/netns/$(sed -n 's/^net_prefix=//p' "$cluster/netns.conf")-$1" "${@:2}"; }
 
 step "replace a failed disk: osd.2 on dfs2 dies and its disk is gone"
 dev kill osd.2 >/dev/null

@@ -54,6 +54,8 @@ dump_logs() {
 # their threads that wait in anything but an idle poll, futex or sleep.
 dump_blocked() {
   local c pid t stacks
+  mountpoint -q /sys/fs/fuse/connections ||
+    mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null || true
   for c in /sys/fs/fuse/connections/*; do
     [ -e "$c/waiting" ] && echo "---- fuse connection ${c##*/}: $(cat "$c/waiting") request(s) waiting"
   done
@@ -108,7 +110,8 @@ mount_another() {
 stop_mount() {
   if mountpoint -q "$1" 2>/dev/null; then umount "$1" 2>/dev/null || umount -l "$1" || true; fi
   [ -n "$2" ] || return 0
-  for _ in $(seq 100); do kill -0 "$2" 2>/dev/null || break; sleep 0.2; done
+  for _ in $(seq 100); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.2; done
+  echo "note: the client of $1 (pid $2) still ran 20 s after its unmount: killed" >&2
   kill -9 "$2" 2>/dev/null || true
 }
 

@@ -38,7 +38,7 @@ writer() {
 fs_write() { dd if="$2" of="$mnt/p/$1" conv=fsync status=none; }
 obj_put_root() { timeout 20 "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 8 obj put data "root-$1" "$2"; }
 obj_put_dfs1() {
-  timeout 20 ip netns exec "$ns1" "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 8 \
+  timeout 20 nsenter --net="/run/netns/$ns1" "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 8 \
     obj put data "dfs1-$1" "$2"
 }
 

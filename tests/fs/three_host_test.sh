@@ -101,7 +101,13 @@ dev throttle dfs3 0
 cmp "$work/slow.bin" "$mnt/slow.bin" || fail "slow.bin differs"
 
 step "both trees intact, through a fresh mount with nothing cached"
+# dfs2's daemons started while the mount was there: entering their host must not have
+# given them a copy of the mount table, which would keep the mount alive after the
+# unmount here and its client running (tools/dfs-dev, in_netns).
+client="$(client_pid "$mnt")"
 umount "$mnt"
+for _ in $(seq 100); do kill -0 "$client" 2>/dev/null || break; sleep 0.2; done
+! kill -0 "$client" 2>/dev/null || fail "the client did not exit within 20 s of its unmount"
 mount_fstab_line "$line" || fail "remount failed"
 [ -z "$(tree_diff "$work/src" "$mnt/t1")" ] || fail "t1 differs after dfs2 returned"
 [ -z "$(tree_diff "$work/src" "$mnt/t2")" ] || fail "t2 (written with dfs2 dead) differs"
