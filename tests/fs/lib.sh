@@ -105,12 +105,18 @@ mount_another() {
   mountpoint -q "$1" || fail "nothing mounted at $1"
 }
 
+# wait_exit PID: waits up to 20 s for process PID to exit; fails if it still runs.
+wait_exit() {
+  for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.2; done
+  return 1
+}
+
 # stop_mount MOUNTPOINT PID: unmounts MOUNTPOINT and waits up to 20 s for its client PID
 # to exit (it flushes what it holds first), then kills it.
 stop_mount() {
   if mountpoint -q "$1" 2>/dev/null; then umount "$1" 2>/dev/null || umount -l "$1" || true; fi
   [ -n "$2" ] || return 0
-  for _ in $(seq 100); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.2; done
+  wait_exit "$2" && return 0
   echo "note: the client of $1 (pid $2) still ran 20 s after its unmount: killed" >&2
   kill -9 "$2" 2>/dev/null || true
 }

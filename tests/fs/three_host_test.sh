@@ -106,8 +106,7 @@ step "both trees intact, through a fresh mount with nothing cached"
 # unmount here and its client running (tools/dfs-dev, in_netns).
 client="$(client_pid "$mnt")"
 umount "$mnt"
-for _ in $(seq 100); do kill -0 "$client" 2>/dev/null || break; sleep 0.2; done
-! kill -0 "$client" 2>/dev/null || fail "the client did not exit within 20 s of its unmount"
+wait_exit "$client" || fail "the client did not exit within 20 s of its unmount"
 mount_fstab_line "$line" || fail "remount failed"
 [ -z "$(tree_diff "$work/src" "$mnt/t1")" ] || fail "t1 differs after dfs2 returned"
 [ -z "$(tree_diff "$work/src" "$mnt/t2")" ] || fail "t2 (written with dfs2 dead) differs"
