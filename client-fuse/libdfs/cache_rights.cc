@@ -6,6 +6,7 @@
 namespace dfs::client {
 
 void CacheRights::KernelScope::add(KernelScope other) {
+  files.insert(files.end(), other.files.begin(), other.files.end());
   everything = everything || other.everything;
   if (everything) {
     inos.clear();
@@ -54,8 +55,14 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
   DirsRecall out;
   ++ownership_epoch_;
   KernelScope scope;
-  out.dropped = owned_.give_up(dirs, &scope.inos);
-  if (out.dropped) scope.inos.insert(scope.inos.end(), dirs.begin(), dirs.end());
+  out.dropped = owned_.give_up(dirs, &scope.files);
+  if (out.dropped) {
+    // The recalled inodes, and the files created in recalled directories.
+    scope.inos = dirs;
+    for (uint64_t file : scope.files) {
+      if (std::find(dirs.begin(), dirs.end(), file) == dirs.end()) scope.inos.push_back(file);
+    }
+  }
   if (giving_up_) {
     acks_pending_.push_back(seq);
     invalidate_next_.add(std::move(scope));
@@ -69,6 +76,12 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
 bool CacheRights::own_claimed(uint64_t dir, uint64_t epoch_asked) {
   if (epoch_asked != ownership_epoch_) return false;
   owned_.own(dir);
+  return true;
+}
+
+bool CacheRights::own_file_claimed(uint64_t file, uint64_t epoch_asked) {
+  if (epoch_asked != ownership_epoch_) return false;
+  owned_.own_file(file);
   return true;
 }
 
@@ -116,6 +129,7 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
     // The recall, resent until answered, has not reached this mount yet: which of them
     // it names is unknown here, so they all go (it is answered when it arrives).
     out.dirs_dropped = owned_.size();
+    out.files_dropped = owned_.files();
     owned_.clear();
   }
   // Anything newer than what this mount applied (a recall, a grant) comes as a pushed
@@ -131,8 +145,9 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
   return out;
 }
 
-bool CacheRights::evicted() {
+bool CacheRights::evicted(std::vector<uint64_t>* files_dropped) {
   bool held = holds_any();
+  if (files_dropped) *files_dropped = owned_.files();
   ++ownership_epoch_;
   exclusive_ = false;
   owned_.clear();

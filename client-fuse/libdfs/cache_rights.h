@@ -1,7 +1,8 @@
 // CacheRights: what this mount may do without asking the MDS, as the MDS has granted it
-// (docs/capabilities.md, "Exclusive caching" and "Directory rights"), and the
-// bookkeeping of giving it back. Two rights: exclusive caching of the whole file system,
-// and the directories this mount owns with the files it created in them (OwnedDirs).
+// (docs/capabilities.md, "Exclusive caching", "Directory rights" and "File rights"), and
+// the bookkeeping of giving it back. Two rights: exclusive caching of the whole file
+// system, and the inodes this mount owns (OwnedDirs): directories with the files it
+// created in them, and files it opened while nobody else had them open.
 // Every fast path of the client asks alone(ino).
 //
 // The rules it keeps:
@@ -64,13 +65,19 @@ class CacheRights {
   struct KernelScope {
     bool everything = false;      // exclusive caching went: every name and inode
     std::vector<uint64_t> inos;   // else these (dfs numbers): recalled directories (their
-                                  // names and attributes), the files created in them
+                                  // names and attributes), the files created in them,
+                                  // recalled files
+    // The regular files that stopped being covered (also with `everything`): the kernel
+    // trusts its own size of a file it cached (the writeback cache), so its next lookup
+    // of one gets a new inode number. Their names may be in directories the mount never
+    // owned, whose names it does not keep.
+    std::vector<uint64_t> files;
     static KernelScope all() {
       KernelScope scope;
       scope.everything = true;
       return scope;
     }
-    bool empty() const { return !everything && inos.empty(); }
+    bool empty() const { return !everything && inos.empty() && files.empty(); }
     void add(KernelScope other);
   };
 
@@ -107,6 +114,8 @@ class CacheRights {
   // between (it may have named `dir`: the MDS then no longer counts it as ours, or will
   // recall it, which is answered as for any directory not owned here).
   bool own_claimed(uint64_t dir, uint64_t epoch_asked);
+  // The same for a file the MDS gave an open (InodeReply.owned).
+  bool own_file_claimed(uint64_t file, uint64_t epoch_asked);
 
   // ---- Giving rights back ----
 
@@ -139,12 +148,14 @@ class CacheRights {
   struct Renewal {
     bool was_lapsed = false;
     size_t dirs_dropped = 0;      // a recall of owned directories is under way: all go
+    std::vector<uint64_t> files_dropped;  // the owned files among them
     bool exclusive_back = false;  // the right is unchanged: a grant waits (take_grant)
     bool exclusive_lost = false;  // the MDS moved on: it stays given up (a notice follows)
   };
   Renewal renewed(bool mds_says_exclusive, uint64_t mds_cache_seq, bool dirs_recall_pending);
-  // The session was evicted: every right went with it. True when anything was held.
-  bool evicted();
+  // The session was evicted: every right went with it. True when anything was held;
+  // `files_dropped` gets the files that were owned (for KernelScope::files).
+  bool evicted(std::vector<uint64_t>* files_dropped = nullptr);
   // The mount is unmounting: no grant is taken up any more.
   void stop() { stopped_ = true; }
 

@@ -62,9 +62,10 @@ void FileClient::on_evicted(const Error& why) {
   // Exclusive caching and owned directories went with the session (others changed
   // things since): the new session's reply says whether exclusive caching comes back,
   // and the kernel forgets what it cached.
-  bool held_rights = rights_.evicted();
+  CacheRights::KernelScope scope = CacheRights::KernelScope::all();
+  bool held_rights = rights_.evicted(&scope.files);
   if (held_rights && kernel_invalidator_ && !stopping_) {
-    spawn_checked(executor(), kernel_invalidator_(CacheRights::KernelScope::all()));
+    spawn_checked(executor(), kernel_invalidator_(std::move(scope)));
   }
   // What this client knew exactly may have changed since its session was fenced.
   forget_exact_knowledge();

@@ -91,11 +91,11 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     spdlog::info("exclusive caching recalled by the MDS ({}): pushing what was deferred",
                  reason);
   } else if (give_up.dropped && rights_.exclusive()) {
-    spdlog::info("owned directories recalled by the MDS ({}): exclusive caching covers them "
+    spdlog::info("owned directories or files recalled by the MDS ({}): exclusive caching covers them "
                  "still, nothing to push",
                  reason);
   } else if (give_up.dropped) {
-    spdlog::info("owned directories recalled by the MDS ({}): pushing what was deferred",
+    spdlog::info("owned directories or files recalled by the MDS ({}): pushing what was deferred",
                  reason);
   }
   // Each round answers the recalls that had arrived when it began. A recall arriving
@@ -148,7 +148,7 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
                  "outside the {} directories it owns",
                  took_ms, rights_.owned().size());
   } else if (give_up.dropped) {
-    spdlog::info("owned directories given up in {} ms; {} still owned", took_ms,
+    spdlog::info("owned directories or files given up in {} ms; {} still owned", took_ms,
                  rights_.owned().size());
   }
   take_grant_when_quiet();  // granted again meanwhile (the other mount left)
@@ -199,9 +199,16 @@ void FileClient::on_renewed(const proto::RenewReply& reply) {
       rights_.renewed(reply.exclusive(), reply.cache_seq(), reply.dirs_recall() != 0);
   if (!renewal.was_lapsed) return;
   if (renewal.dirs_dropped > 0) {
-    spdlog::info("the MDS answers again; the {} owned directories stay given up (a recall "
-                 "is under way)",
+    spdlog::info("the MDS answers again; the {} owned directories and files stay given up "
+                 "(a recall is under way)",
                  renewal.dirs_dropped);
+  }
+  if (!renewal.files_dropped.empty() && kernel_invalidator_ && !stopping_) {
+    // The lapse had the kernel drop what it could; the files' sizes it trusts go too.
+    CacheRights::KernelScope scope;
+    scope.inos = renewal.files_dropped;
+    scope.files = std::move(renewal.files_dropped);
+    spawn_checked(executor(), kernel_invalidator_(std::move(scope)));
   }
   if (renewal.exclusive_lost) {
     spdlog::info("the MDS answers again; exclusive caching stays given up (the MDS moved on)");

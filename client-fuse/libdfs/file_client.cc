@@ -61,6 +61,7 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
   mds_.set_cache_claims([this](proto::SessionRequest& request) {
     request.set_holds_exclusive(rights_.exclusive());
     for (Ino dir : rights_.owned().dirs()) request.add_owned_dirs(dir);
+    for (Ino file : rights_.owned().files()) request.add_owned_files(file);
     request.set_reasserts_locks(held_locks_.locks_held(kOwnSession) > 0);
   });
   mds_.on_renewed([this](const proto::RenewReply& reply) { on_renewed(reply); });

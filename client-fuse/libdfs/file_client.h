@@ -104,6 +104,9 @@ struct OpenFile {
   Fh fh = 0;
   proto::Inode inode;
   bool created = false;  // create(): false when an existing file was opened
+  // open(): the file became this mount's with this open (docs/capabilities.md, "File
+  // rights"); what the kernel cached of it dates from when it was shared.
+  bool owned_now = false;
 };
 
 struct FsStat {
@@ -395,6 +398,15 @@ class FileClient {
   // the grant), unless a recall came meanwhile.
   void claim_granted(Ino parent, uint64_t epoch);
   awaitable<void> settle_claim(Ino parent, uint64_t epoch, uint64_t mark);
+  // Whether an open of `ino` asks the MDS to own the file (OpenRequest.own): a file
+  // nobody else has open becomes this mount's (docs/capabilities.md, "File rights").
+  bool asks_to_own_file(Ino ino) const;
+  // The MDS gave `file` to an open asked for at ownership epoch `epoch`: owned at once
+  // when no other call is running (the open's handle then uses the page cache), else
+  // once the answers to calls started before are in; in both cases only if no recall
+  // came meanwhile.
+  void file_granted(Ino file, uint64_t epoch);
+  awaitable<void> settle_file_claim(Ino file, uint64_t epoch, uint64_t mark);
   // Takes up a granted right once no file is open here: an open file's state was last
   // refreshed at its open, and another mount may have changed the file since.
   void take_grant_when_quiet();

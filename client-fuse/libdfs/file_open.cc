@@ -249,11 +249,48 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   // O_TRUNC arrives as a separate setattr (no atomic_o_trunc), which pushes buffered
   // writes first; the MDS truncating on open would skip that.
   request.set_flags(static_cast<uint32_t>(flags & ~(O_TRUNC | O_CREAT | O_EXCL)));
-  DFS_CO_AWAIT_TRY(auto inode, mds_inode(rpc::kMdsOpen, std::move(request), creds, true));
+  request.set_own(asks_to_own_file(ino));
+  const uint64_t epoch = rights_.ownership_epoch();
+  DFS_CO_AWAIT_TRY(auto reply,
+                   mds_.call<proto::InodeReply>(rpc::kMdsOpen, std::move(request), creds, true));
+  learn_reply(reply);
+  proto::Inode inode = std::move(*reply.mutable_inode());
   if (inode.ino() == 0) {  // an MDS that answers Open without the inode
     DFS_CO_AWAIT_TRY(inode, getattr(creds, ino));
   }
-  co_return open_handle(creds, std::move(inode), flags, true);
+  prefer_newer(inode);
+  overlay(inode);
+  // Owned before the state is made: the state then starts from this answer, which is
+  // the truth (nobody else has the file open), and its handle may use the page cache.
+  if (reply.owned()) file_granted(ino, epoch);
+  OpenFile file = open_handle(creds, std::move(inode), flags, true);
+  file.owned_now = reply.owned() && alone(ino);
+  co_return file;
+}
+
+bool FileClient::asks_to_own_file(Ino ino) const {
+  // Only with no state held here: a state made while shared may be older than what the
+  // MDS answers this open, and an owned file's state is not refreshed from answers.
+  return options_.exclusive && !stopping_ && !rights_.lease_lapsed() && !alone(ino) &&
+         !held(ino);
+}
+
+void FileClient::file_granted(Ino file, uint64_t epoch) {
+  if (mds_.calls_running() == 0) {
+    // No answer of before the grant can still arrive: owned at once, so this very open
+    // gets the page cache (a single open that maps the file shared needs it).
+    if (rights_.own_file_claimed(file, epoch)) {
+      spdlog::debug("file {:#x} is owned by this mount from now on", file);
+    }
+    return;
+  }
+  spawn_checked(executor(), settle_file_claim(file, epoch, mds_.answers_mark()));
+}
+
+awaitable<void> FileClient::settle_file_claim(Ino file, uint64_t epoch, uint64_t mark) {
+  co_await mds_.answers_settled(mark);
+  if (stopping_ || !rights_.own_file_claimed(file, epoch)) co_return;
+  spdlog::debug("file {:#x} is owned by this mount from now on", file);
 }
 
 awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::string name,
@@ -270,7 +307,10 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
     file.created = true;
     co_return file;
   }
+  // In a directory this mount does not own, the new file is asked for itself: it
+  // stays this mount's if the directory is not given (another mount works there too).
   request.set_own_parent(asks_to_own(parent));
+  request.set_own(request.own_parent());
   const uint64_t epoch = rights_.ownership_epoch();
   auto result =
       co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
@@ -278,6 +318,7 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   if (!result) co_return unexpected(std::move(result).error());
   proto::MknodReply made = std::move(*result);
   if (made.parent_owned()) claim_granted(parent, epoch);
+  if (made.owned() && S_ISREG(made.inode().mode())) file_granted(made.inode().ino(), epoch);
   if (!S_ISREG(made.inode().mode())) {
     // O_CREAT without O_EXCL on a name that is not a regular file: the MDS counted an
     // open we cannot use.

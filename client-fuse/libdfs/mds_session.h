@@ -57,6 +57,8 @@ class MdsSession {
   // right once answers_settled(mark) has ended. Lock waits (call_unbounded) and
   // display-only questions (call_brief) are not counted: their answers cache nothing.
   uint64_t answers_mark() const { return calls_.mark(); }
+  // Calls running now (call() and call_alone()).
+  size_t calls_running() const { return calls_.running(); }
   awaitable<void> answers_settled(uint64_t mark) { return calls_.settled(mark); }
 
   // For the on_new_instance hook only: `request` goes at once, alone. The hook runs

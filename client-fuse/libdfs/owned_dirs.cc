@@ -7,7 +7,7 @@ void OwnedDirs::file_created(uint64_t file, uint64_t dir) {
 }
 
 bool OwnedDirs::covers(uint64_t ino) const {
-  if (owns(ino)) return true;
+  if (owns(ino) || owns_file(ino)) return true;
   auto it = files_.find(ino);
   return it != files_.end() && owns(it->second);
 }
@@ -24,10 +24,17 @@ void OwnedDirs::file_moved(uint64_t file, uint64_t dir) {
 
 void OwnedDirs::removed(uint64_t dir) { dirs_.erase(dir); }
 
-bool OwnedDirs::give_up(const std::vector<uint64_t>& dirs, std::vector<uint64_t>* files_dropped) {
-  bool owned = false;
-  for (uint64_t dir : dirs) owned |= dirs_.erase(dir) > 0;
-  if (!owned) return false;
+bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>* files_dropped) {
+  bool owned = false, dir_owned = false;
+  for (uint64_t ino : inos) {
+    dir_owned |= dirs_.erase(ino) > 0;
+    if (files_owned_.erase(ino) > 0) {
+      owned = true;
+      if (files_dropped) files_dropped->push_back(ino);
+    }
+  }
+  owned |= dir_owned;
+  if (!dir_owned) return owned;
   for (auto it = files_.begin(); it != files_.end();) {
     if (dirs_.count(it->second)) {
       ++it;
@@ -42,6 +49,7 @@ bool OwnedDirs::give_up(const std::vector<uint64_t>& dirs, std::vector<uint64_t>
 void OwnedDirs::clear() {
   dirs_.clear();
   files_.clear();
+  files_owned_.clear();
 }
 
 }  // namespace dfs::client

@@ -1,11 +1,14 @@
-// OwnedDirs: the directories this mount owns (docs/capabilities.md, "Directory rights")
-// and the files it created in them. The MDS gives a mount the directories it creates
-// (MknodRequest.own) until another mount touches one; it recalls the directory then
-// (kMdsCacheRights with `dirs`). Nobody else can reach what this mount created inside
-// an owned directory without touching the directory first, so the mount is alone on
-// it and on those files: it caches and defers there as if it were the only mount.
-// A file stops counting as covered when it gets a name outside its directory (a link,
-// a rename elsewhere) or when the kernel forgets it.
+// OwnedDirs: the inodes this mount owns (docs/capabilities.md, "Directory rights" and
+// "File rights"): directories, the files it created in them, and files it owns
+// themselves. The MDS gives a mount the directories it creates (MknodRequest.own) and
+// the files it opens while nobody else has them open (OpenRequest.own), until another
+// mount touches one; it recalls the inode then (kMdsCacheRights with `dirs`). Nobody
+// else can reach what this mount created inside an owned directory without touching
+// the directory first, so the mount is alone on it and on those files: it caches and
+// defers there as if it were the only mount. A file covered by its directory stops
+// counting as covered when it gets a name outside its directory (a link, a rename
+// elsewhere) or when the kernel forgets it; a file owned itself stays owned wherever
+// its names are, until it is recalled.
 //
 // Owned by the FileClient on its I/O thread; pure state, no I/O.
 #pragma once
@@ -31,7 +34,10 @@ class OwnedDirs {
   bool owns(uint64_t dir) const { return dirs_.count(dir) > 0; }
   // A file this mount created in `dir` (counted only while `dir` is owned).
   void file_created(uint64_t file, uint64_t dir);
-  // Whether `ino` is an owned directory or a file created in one.
+  // A file the MDS gave this mount at its open (InodeReply.owned).
+  void own_file(uint64_t file) { files_owned_.insert(file); }
+  bool owns_file(uint64_t file) const { return files_owned_.count(file) > 0; }
+  // Whether `ino` is an owned directory, a file created in one, or an owned file.
   bool covers(uint64_t ino) const;
   // `file` was renamed into `dir`: covered there if `dir` is owned, else no longer.
   void file_moved(uint64_t file, uint64_t dir);
@@ -39,19 +45,26 @@ class OwnedDirs {
   void file_left(uint64_t file) { files_.erase(file); }
   // `dir` was removed.
   void removed(uint64_t dir);
-  // A recall: `dirs` and the files created in them are no longer covered. Returns
-  // whether any of `dirs` was owned; the files that stopped being covered are added to
-  // `files_dropped` (when given).
-  bool give_up(const std::vector<uint64_t>& dirs, std::vector<uint64_t>* files_dropped = nullptr);
+  // A recall: `inos` (directories and owned files) and the files created in those
+  // directories are no longer covered. Returns whether any of `inos` was owned; the
+  // files that stopped being covered (owned ones, and those created in the directories)
+  // are added to `files_dropped` (when given).
+  bool give_up(const std::vector<uint64_t>& inos,
+               std::vector<uint64_t>* files_dropped = nullptr);
   // Everything goes (an eviction: the new session owns nothing).
   void clear();
 
+  // What the MDS counts as ours (a session open re-asserts them after a failover): the
+  // owned directories, and the files owned themselves.
   std::vector<uint64_t> dirs() const { return {dirs_.begin(), dirs_.end()}; }
-  size_t size() const { return dirs_.size(); }
+  std::vector<uint64_t> files() const { return {files_owned_.begin(), files_owned_.end()}; }
+  // Owned directories and files.
+  size_t size() const { return dirs_.size() + files_owned_.size(); }
 
  private:
   std::unordered_set<uint64_t> dirs_;
   std::unordered_map<uint64_t, uint64_t> files_;  // file -> the owned directory it is in
+  std::unordered_set<uint64_t> files_owned_;
 };
 
 }  // namespace dfs::client

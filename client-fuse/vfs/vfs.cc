@@ -67,6 +67,13 @@ void Vfs::note_name(uint64_t parent, const std::string& name, bool directory) {
   names_given_.push_back(GivenName{now, parent, name, directory});
 }
 
+bool Vfs::told_current(uint64_t fuse_ino, const proto::Inode& inode) const {
+  auto it = told_.find(fuse_ino);
+  return it != told_.end() && it->second.size == inode.size() &&
+         it->second.mtime_sec == inode.mtime().sec() &&
+         it->second.mtime_nsec == inode.mtime().nsec();
+}
+
 void Vfs::renew_shared_incarnations() {
   for (const auto& [fuse_ino, told] : told_) inodes_.new_incarnation(inodes_.to_dfs(fuse_ino));
   told_.clear();
@@ -94,6 +101,8 @@ void Vfs::take_names(KernelKnowledge& k, const std::function<bool(uint64_t paren
 
 Vfs::KernelKnowledge Vfs::take_kernel_knowledge(
     const client::CacheRights::KernelScope& scope) {
+  // Files given up get a new kernel inode at their next lookup (KernelScope::files).
+  for (uint64_t file : scope.files) inodes_.new_incarnation(file);
   const std::unordered_set<uint64_t> inos(scope.inos.begin(), scope.inos.end());
   auto in_scope = [&](uint64_t fuse_ino) {
     return scope.everything || inos.count(inodes_.to_dfs(fuse_ino)) > 0;
@@ -192,6 +201,13 @@ awaitable<Result<Opened>> Vfs::open(Creds creds, uint64_t ino, int flags) {
   Opened out;
   out.fh = file.fh;
   out.keep_cache = client_.alone(file.inode.ino());
+  if (file.owned_now && !told_current(ino, file.inode)) {
+    // Another mount changed the file after the kernel's inode was made: the kernel
+    // would keep trusting its size over the pages. This handle reads and writes
+    // directly; the next lookup makes a new kernel inode, whose opens cache.
+    out.keep_cache = false;
+    inodes_.new_incarnation(file.inode.ino());
+  }
   out.direct_io = !out.keep_cache && options_.writeback_cache;
   out.entry = make_entry(0, file.inode);
   co_return out;

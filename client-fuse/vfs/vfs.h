@@ -146,7 +146,7 @@ class Vfs {
   };
   // The part of it `scope` names: everything, or the names in the directories it lists
   // (dfs numbers) and every kernel inode of what it lists (all incarnations). Names
-  // elsewhere stay remembered.
+  // elsewhere stay remembered. The files of `scope.files` get a new incarnation.
   KernelKnowledge take_kernel_knowledge(const client::CacheRights::KernelScope& scope);
   // Exclusive caching is taken up after a shared period: every regular file the kernel
   // was shown meanwhile gets a new incarnation, so that the kernel's next lookup drops a
@@ -180,6 +180,9 @@ class Vfs {
   // `k`, each once, as its newest note has it.
   void take_names(KernelKnowledge& k, const std::function<bool(uint64_t parent)>& in_scope);
   Attr make_attr(const proto::Inode& inode) const;
+  // Whether kernel inode `fuse_ino` was made, while shared, with `inode`'s size and
+  // mtime (false when unknown): only then may a file owned from now on use its pages.
+  bool told_current(uint64_t fuse_ino, const proto::Inode& inode) const;
   awaitable<Status> fill_batch(Creds creds, DirHandle& dir, uint64_t after, bool plus);
 
   client::FileClient& client_;

@@ -1,7 +1,8 @@
-// Which owned directories a request touches (docs/capabilities.md, "Directory rights"),
-// so that handle() recalls them from their owners before serving it: the inodes it
-// names, the entries it names (an unlink or rename acts on the directory a name holds),
-// and, for lookups and listings with attributes, the directories its answer shows.
+// Which owned inodes a request touches (docs/capabilities.md, "Directory rights" and
+// "File rights"), so that handle() recalls them from their owners before serving it:
+// the inodes it names, the entries it names (an unlink or rename acts on the inode a
+// name holds), and, for lookups and listings with attributes, the inodes its answer
+// shows.
 #include <sys/stat.h>
 
 #include "common/rpc/methods.h"
@@ -41,6 +42,13 @@ Touched touched_by(uint32_t method, const std::string& body) {
     case rpc::kMdsSetXattr: add(t, body, &proto::SetXattrRequest::ino); break;
     case rpc::kMdsListXattr: add(t, body, &proto::ListXattrRequest::ino); break;
     case rpc::kMdsRemoveXattr: add(t, body, &proto::RemoveXattrRequest::ino); break;
+    // A file's data: another session reads and writes it only between an open and a
+    // release, and its open recalls the file, but nothing it sends about the file
+    // should meet an owner's buffered writes.
+    case rpc::kMdsOpen: add(t, body, &proto::OpenRequest::ino); break;
+    case rpc::kMdsWriteInline: add(t, body, &proto::WriteInlineRequest::ino); break;
+    case rpc::kMdsCommitWrite: add(t, body, &proto::CommitWriteRequest::ino); break;
+    case rpc::kMdsUninline: add(t, body, &proto::UninlineRequest::ino); break;
     case rpc::kMdsMknod: add(t, body, &proto::MknodRequest::parent); break;
     case rpc::kMdsSymlink: add(t, body, &proto::SymlinkRequest::parent); break;
     case rpc::kMdsLink:
@@ -64,28 +72,27 @@ Touched touched_by(uint32_t method, const std::string& body) {
       }
       break;
     default:
-      break;  // files only (open, data pushes), locks, sessions: no directory
+      break;  // releases, locks, sessions: nothing a right covers
   }
   return t;
 }
 
-// The directories an answer shows with their attributes.
-std::vector<uint64_t> dirs_shown(uint32_t method, const std::string& body) {
-  std::vector<uint64_t> dirs;
+// The inodes an answer shows with their attributes: an owner's buffered writes and
+// deferred changes would be missing from them.
+std::vector<uint64_t> inos_shown(uint32_t method, const std::string& body) {
+  std::vector<uint64_t> inos;
   if (method == rpc::kMdsLookup) {
     proto::InodeReply reply;
-    if (reply.ParseFromString(body) && S_ISDIR(reply.inode().mode())) {
-      dirs.push_back(reply.inode().ino());
-    }
+    if (reply.ParseFromString(body)) inos.push_back(reply.inode().ino());
   } else if (method == rpc::kMdsReaddir) {
     proto::ReaddirReply reply;
     if (reply.ParseFromString(body)) {
       for (const auto& e : reply.entries()) {
-        if (e.has_inode() && S_ISDIR(e.inode().mode())) dirs.push_back(e.inode().ino());
+        if (e.has_inode()) inos.push_back(e.inode().ino());
       }
     }
   }
-  return dirs;
+  return inos;
 }
 
 // For the owner's log and ours: what the other mount did.
@@ -101,7 +108,11 @@ std::string claim_reason(const std::string& client, uint32_t method) {
     case rpc::kMdsLink: what = "link"; break;
     case rpc::kMdsUnlink: what = "unlink"; break;
     case rpc::kMdsRename: what = "rename"; break;
-    default: what = "xattr request"; break;  // the only others that name a directory
+    case rpc::kMdsOpen: what = "open"; break;
+    case rpc::kMdsWriteInline:
+    case rpc::kMdsCommitWrite:
+    case rpc::kMdsUninline: what = "write"; break;
+    default: what = "xattr request"; break;
   }
   return std::string("a ") + what + " of " + client;
 }
@@ -149,17 +160,16 @@ awaitable<bool> MdsService::touches_claimed(const std::string& client, uint32_t 
 awaitable<MdsService::Reply> MdsService::read_claimed(const std::string& client, uint32_t method,
                                                       std::string body, bool in_batch) {
   auto reply = co_await dispatch(method, body, client);
-  // An answer showing a directory someone else owns is read again once the owner has
-  // pushed what it changed there. Rarely more than once: a recalled directory stays
-  // shared.
+  // An answer showing an inode someone else owns is read again once the owner has
+  // pushed what it changed there. Rarely more than once: a recalled inode stays shared.
   for (int round = 0; round < 3 && reply && dir_rights_.others_own_any(client); ++round) {
-    auto dirs = dirs_shown(method, reply->body);
-    if (!dir_rights_.conflicts(client, dirs)) break;
+    auto inos = inos_shown(method, reply->body);
+    if (!dir_rights_.conflicts(client, inos)) break;
     if (in_batch) {
       co_return make_error(ErrorCode::kWouldBlock,
                            "waits for a recall of directory rights: send it alone");
     }
-    co_await dir_rights_.claim(client, std::move(dirs), claim_reason(client, method));
+    co_await dir_rights_.claim(client, std::move(inos), claim_reason(client, method));
     if (!serving_) co_return unexpected(standby_error());
     reply = co_await dispatch(method, body, client);
   }

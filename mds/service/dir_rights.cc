@@ -24,7 +24,7 @@ DirRights::DirRights(asio::any_io_executor executor, Duration recall_timeout,
   changed_.expires_at(asio::steady_timer::time_point::max());
 }
 
-bool DirRights::created(const std::string& client, uint64_t dir) {
+bool DirRights::created(const std::string& client, uint64_t dir, Kind kind) {
   if (auto it = owners_.find(dir); it != owners_.end()) {
     // A resent create: still its own unless a recall of it is under way.
     used(client, dir);
@@ -32,8 +32,9 @@ bool DirRights::created(const std::string& client, uint64_t dir) {
   }
   Holder& holder = holders_[client];
   holder.lru.push_back(dir);
-  owners_.emplace(dir, Owned{client, 0, std::prev(holder.lru.end())});
+  owners_.emplace(dir, Owned{client, kind, 0, std::prev(holder.lru.end())});
   ++holder.owned;
+  if (kind == Kind::kFile) ++holder.files;
   trim(client);
   return true;
 }
@@ -53,12 +54,13 @@ void DirRights::trim(const std::string& owner) {
   const size_t keep = std::max<size_t>(max_per_session_ - max_per_session_ / 8, 1);
   std::vector<uint64_t> oldest(lru.begin(), std::next(lru.begin(), lru.size() - keep));
   start_recall(owner, std::move(oldest),
-               fmt::format("it owns more than {} directories: the least recently used go back",
+               fmt::format("it owns more than {} directories and files: the least recently "
+                           "used go back",
                            max_per_session_),
                /*contested=*/false);
 }
 
-bool DirRights::claimed_existing(const std::string& client, uint64_t dir) {
+bool DirRights::claimed_existing(const std::string& client, uint64_t dir, Kind kind) {
   if (auto it = owners_.find(dir); it != owners_.end()) {
     // Not while a recall of it is under way: the acknowledgement would take it from the
     // mount after this answer told it that it owns it.
@@ -69,7 +71,7 @@ bool DirRights::claimed_existing(const std::string& client, uint64_t dir) {
       it != recalled_at_.end() && now_() - it->second < kContested) {
     return false;
   }
-  return created(client, dir);
+  return created(client, dir, kind);
 }
 
 void DirRights::give_back(const std::string& client, uint64_t dir) {
@@ -84,18 +86,26 @@ bool DirRights::owns(const std::string& client, uint64_t dir) const {
   return it != owners_.end() && it->second.owner == client;
 }
 
-void DirRights::reasserted(const std::string& client, const std::vector<uint64_t>& dirs) {
-  size_t taken = 0;
+void DirRights::reasserted(const std::string& client, const std::vector<uint64_t>& dirs,
+                           const std::vector<uint64_t>& files) {
+  size_t taken = 0, files_taken = 0;
   for (uint64_t dir : dirs) {
     if (owners_.count(dir) == 0 && created(client, dir)) ++taken;
   }
-  if (taken > 0) spdlog::info("directory rights: {} re-asserted {} directories", client, taken);
+  for (uint64_t file : files) {
+    if (owners_.count(file) == 0 && created(client, file, Kind::kFile)) ++files_taken;
+  }
+  if (taken + files_taken > 0) {
+    spdlog::info("directory rights: {} re-asserted {} directories and {} files", client, taken,
+                 files_taken);
+  }
 }
 
 void DirRights::disown(std::unordered_map<uint64_t, Owned>::iterator it) {
   auto holder = holders_.find(it->second.owner);
   if (holder != holders_.end()) {
     if (it->second.recall_seq == 0) holder->second.lru.erase(it->second.in_lru);
+    if (it->second.kind == Kind::kFile) --holder->second.files;
     if (--holder->second.owned == 0) holders_.erase(holder);
   }
   owners_.erase(it);
@@ -247,6 +257,11 @@ void DirRights::clear() {
 size_t DirRights::owned_by(const std::string& client) const {
   auto it = holders_.find(client);
   return it == holders_.end() ? 0 : it->second.owned;
+}
+
+size_t DirRights::files_owned_by(const std::string& client) const {
+  auto it = holders_.find(client);
+  return it == holders_.end() ? 0 : it->second.files;
 }
 
 size_t DirRights::kept_by(const std::string& client) const {

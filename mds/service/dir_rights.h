@@ -61,6 +61,11 @@ class DirRights {
 
   using NowFn = ExclusiveCache::NowFn;
 
+  // What is owned: a directory (with the files the owner creates in it, which the MDS
+  // does not track), or a file by itself (docs/capabilities.md, "File rights"). Both
+  // are recalled alike; the kind is kept for operators (`dfs client ls`).
+  enum class Kind { kDirectory, kFile };
+
   // `max_per_session` must be at least 1.
   DirRights(asio::any_io_executor executor, Duration recall_timeout, size_t max_per_session,
             SendFn send, EvictFn evict, SeqFn next_seq, NowFn now = [] { return Clock::now(); });
@@ -68,11 +73,11 @@ class DirRights {
   // `client` created `dir` and asked to own it: it does (false only for a directory
   // another session owns, which a new inode never is). May recall `client`'s least
   // recently used directories (the bound).
-  bool created(const std::string& client, uint64_t dir);
+  bool created(const std::string& client, uint64_t dir, Kind kind = Kind::kDirectory);
   // `client` asked to own `dir`, an existing directory it is about to create in. True
   // when it owns it now: nobody owns it and it was not recalled by another session's
   // touch within kContested (or `client` owns it already). As created() for the bound.
-  bool claimed_existing(const std::string& client, uint64_t dir);
+  bool claimed_existing(const std::string& client, uint64_t dir, Kind kind = Kind::kDirectory);
   // `client` created in `dir` (or otherwise used it): if it owns it, it is its most
   // recently used.
   void used(const std::string& client, uint64_t dir);
@@ -82,7 +87,8 @@ class DirRights {
   bool owns(const std::string& client, uint64_t dir) const;
   // After a takeover: what `client` owned under the previous instance. Directories
   // another session owns here already stay with it.
-  void reasserted(const std::string& client, const std::vector<uint64_t>& dirs);
+  void reasserted(const std::string& client, const std::vector<uint64_t>& dirs,
+                  const std::vector<uint64_t>& files);
   // `dir` was removed.
   void removed(uint64_t dir);
   // Whether any session but `client` owns anything: the cheap test before claims.
@@ -103,8 +109,9 @@ class DirRights {
   // This replica stops serving: waiters go on and everything is forgotten.
   void clear();
 
-  // What `client` owns, recalled or not.
+  // What `client` owns, recalled or not: everything, and the files among it.
   size_t owned_by(const std::string& client) const;
+  size_t files_owned_by(const std::string& client) const;
   // What `client` owns and is not being recalled: at most max_per_session().
   size_t kept_by(const std::string& client) const;
   size_t max_per_session() const { return max_per_session_; }
@@ -116,11 +123,13 @@ class DirRights {
  private:
   struct Owned {
     std::string owner;
+    Kind kind = Kind::kDirectory;
     uint64_t recall_seq = 0;  // a recall of it is under way
     std::list<uint64_t>::iterator in_lru;  // its place in the owner's lru while not recalled
   };
   struct Holder {
     size_t owned = 0;          // recalled or not
+    size_t files = 0;          // of them
     std::list<uint64_t> lru;   // owned and not being recalled, least recently used first
   };
   struct Recall {

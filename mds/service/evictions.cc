@@ -188,7 +188,9 @@ awaitable<MdsService::Reply> MdsService::on_client_list() {
     out->set_since_renew_ms(static_cast<uint64_t>(since.count()));
     out->set_open_files(static_cast<uint32_t>(s.opens.size()));
     out->set_renewing(s.renewing);
-    out->set_owned_dirs(dir_rights_.owned_by(client));
+    const size_t files = dir_rights_.files_owned_by(client);
+    out->set_owned_dirs(dir_rights_.owned_by(client) - files);
+    out->set_owned_files(files);
   }
   co_return rpc::make_reply(reply);
 }

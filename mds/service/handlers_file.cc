@@ -19,7 +19,8 @@ constexpr int kMaxVersionRetries = 8;
 
 awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::string client) {
   bool open = req.open();
-  bool own = req.own() && S_ISDIR(req.mode());
+  // A new directory, or a new regular file (nobody else can have it open yet).
+  bool own = req.own() && (S_ISDIR(req.mode()) || S_ISREG(req.mode()));
   // Given before the create is applied: from then on another mount's touch of the
   // parent recalls it, so nothing changes there unseen between this create and the
   // owner's next one.
@@ -38,7 +39,12 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
       if (open) {
         sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), made.inode().ino());
       }
-      if (own && made.created()) made.set_owned(dir_rights_.created(client, made.inode().ino()));
+      if (own && made.created() && S_ISDIR(made.inode().mode())) {
+        made.set_owned(dir_rights_.created(client, made.inode().ino()));
+      } else if (own && made.created() && !dir_rights_.owns(client, parent)) {
+        // A file in a directory the caller owns is covered by it already.
+        made.set_owned(dir_rights_.created(client, made.inode().ino(), DirRights::Kind::kFile));
+      }
       made.set_parent_owned(parent_owned);
       reply->body = made.SerializeAsString();
     }
@@ -80,9 +86,18 @@ awaitable<MdsService::Reply> MdsService::truncating_op(proto::MdsLogEntry entry,
 
 awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::string client) {
   uint64_t ino = req.ino();
+  const bool own = req.own();
   bool first_open = sessions_.open_count(ino) == 0;
   // Counted before the inode is read, so an unlink committed from now on keeps it.
   sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), ino);
+  // From here on nobody else is given the file (they see this open). One given to
+  // another session before this open was counted (its open or claim ran while this
+  // request waited its turn) is recalled first, so that the inode read below, and what
+  // this session reads from the OSDs, holds the owner's buffered writes.
+  if (std::vector<uint64_t> file{ino}; dir_rights_.conflicts(client, file)) {
+    co_await dir_rights_.claim(client, std::move(file), "an open of " + client);
+    if (!serving_) co_return unexpected(standby_error());
+  }
   Reply reply;
   bool unlinked = false;
   if (req.flags() & O_TRUNC) {
@@ -105,6 +120,17 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
   if (reply && unlinked && first_open && Clock::now() - started_at_ >= options_.reclaim_grace) {
     // An orphan nobody held open may already be on its way to the purge queue.
     reply = make_error(ErrorCode::kStale, "the file was removed");
+  }
+  if (reply && own) {
+    // The file is given when nobody else holds it open: whoever reads or changes it
+    // from now on must open it, stat it or name it, which recalls it (claim_touched).
+    proto::InodeReply opened;
+    if (opened.ParseFromString(reply->body) && is_reg(opened.inode()) && !unlinked &&
+        !sessions_.opened_by_others(client, ino) &&
+        dir_rights_.claimed_existing(client, ino, DirRights::Kind::kFile)) {
+      opened.set_owned(true);
+      reply->body = opened.SerializeAsString();
+    }
   }
   if (!reply) {
     if (sessions_.release(sessions_.touch(client, nullptr, Clock::now()), ino))

@@ -715,8 +715,11 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
       proto::MdsLogEntry entry;
       *entry.mutable_unlink() = std::move(req);
       auto reply = co_await submit(std::move(entry));
+      // A removed directory, or a file nobody can reach any more, is owned no more.
       proto::UnlinkReply removed;
-      if (reply && directory && removed.ParseFromString(reply->body)) {
+      if (reply && removed.ParseFromString(reply->body) &&
+          (directory || (removed.inode().nlink() == 0 &&
+                         sessions_.open_count(removed.inode().ino()) == 0))) {
         dir_rights_.removed(removed.inode().ino());
       }
       co_return reply;

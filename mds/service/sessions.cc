@@ -69,6 +69,15 @@ uint32_t SessionTable::open_count(uint64_t ino) const {
   return it == open_counts_.end() ? 0 : it->second;
 }
 
+bool SessionTable::opened_by_others(const std::string& client, uint64_t ino) const {
+  uint32_t own = 0;
+  if (auto it = sessions_.find(client); it != sessions_.end()) {
+    auto opened = it->second.opens.find(ino);
+    if (opened != it->second.opens.end()) own = opened->second;
+  }
+  return open_count(ino) > own;
+}
+
 void SessionTable::preload(const std::string& client, uint64_t seq, std::string reply_body,
                            asio::any_io_executor ex, Clock::time_point now) {
   auto& s = touch(client, nullptr, now);

@@ -59,6 +59,8 @@ class SessionTable {
   // nobody holds the inode open any more.
   bool release(Session& s, uint64_t ino);
   uint32_t open_count(uint64_t ino) const;
+  // Whether a session other than `client`'s holds `ino` open.
+  bool opened_by_others(const std::string& client, uint64_t ino) const;
 
   // A reply remembered in the store (after a restart): a resend of `seq` gets it. Seq
   // kSessionRecordSeq is the record of the session itself: it marks it `recorded`.

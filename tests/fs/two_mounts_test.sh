@@ -341,8 +341,8 @@ if run_check 8; then
   ok "each mount reads the other's tree whole, written a moment before and never synced"
   for who in A B; do
     if [ $who = A ]; then wlog="$cluster/log/client.log"; else wlog="$log_b"; fi
-    for _ in $(seq 50); do grep -q "owned directories given up" "$wlog" && break; sleep 0.1; done
-    grep -q "owned directories given up" "$wlog" ||
+    for _ in $(seq 50); do grep -q "owned directories or files given up" "$wlog" && break; sleep 0.1; done
+    grep -q "owned directories or files given up" "$wlog" ||
       fail "mount $who's log does not say it gave its directories up"
   done
   after="$(owned_counts)"
@@ -361,7 +361,7 @@ if run_check 9; then
     local j
     for j in $(seq 1 40); do printf '%s %d\n%*s\n' "$2" "$j" $((j * 11)) "" >"$1/claim/$2/f$j"; done
   }
-  given_up_count() { grep -c "owned directories given up" "$1" || true; }
+  given_up_count() { grep -c "owned directories or files given up" "$1" || true; }
   given_up_a="$(given_up_count "$cluster/log/client.log")"
   given_up_b="$(given_up_count "$log_b")"
   mkdir -p "$work/claim-ref/claim/a" "$work/claim-ref/claim/b"
@@ -414,7 +414,7 @@ if run_check 10; then
   lines_before="$(wc -l <"$wlog")"
   [ "$(cat "$mnt2/scope/near/f2")" = "near 2" ] || fail "B does not read A's scope/near/f2"
   for _ in $(seq 50); do
-    tail -n +"$((lines_before + 1))" "$wlog" | grep -q "owned directories given up" && break
+    tail -n +"$((lines_before + 1))" "$wlog" | grep -q "owned directories or files given up" && break
     sleep 0.1
   done
   dropped="$(tail -n +"$((lines_before + 1))" "$wlog" | grep "kernel caches invalidated" || true)"

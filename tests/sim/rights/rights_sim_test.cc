@@ -7,24 +7,30 @@
 // renewals, evictions, the reconnect phase, claims before a request is served) is
 // restated here as MdsService does it.
 //
+// Clients also open and close a few shared files, asking to own each (the file rights:
+// given at an open when no other session has the file open), as FileClient does.
+//
 // Checked after every step (every message delivered, every tick):
-//   - no two clients hold conflicting rights: no directory is cached alone by two
-//     clients, and a client caching the whole file system is the only one caching
+//   - no two clients hold conflicting rights: no directory or file is cached alone by
+//     two clients, and a client caching the whole file system is the only one caching
 //     anything alone (each as its CacheRights says, while its lease holds: the client's
 //     own rule);
+//   - no client caches a file alone while another client holds it open;
 //   - what the MDS lets a client own and is not recalling stays within the bound per
 //     client (kMaxDirs, far below the default so that the least recently used are
 //     recalled in every run);
 //   - no recall waits past the session timeout (plus a tick) before its holder answers or
 //     is evicted.
 // And at every point where the MDS lets a client go on: a session open is answered, or a
-// request that names a directory is served, only while no other client may still cache
-// or defer alone for it. Rights keep moving: every client that stays up holds exclusive
-// caching or owns a directory at some point.
+// request that names a directory or file (an open) is served, only while no other
+// client may still cache or defer alone for it. Rights keep moving: every client that
+// stays up holds exclusive caching or owns a directory at some point, and files are
+// owned in every run.
 // DFS_SIM_SEEDS=n runs more seeds; DFS_SEED=n replays one with a trace.
 #include <doctest/doctest.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -58,6 +64,8 @@ constexpr int64_t kRunMs = 40'000;
 constexpr int kClients = 3;
 constexpr size_t kMaxDirs = 8;           // the bound on what one client owns
 constexpr uint64_t kRootDir = 1;
+constexpr uint64_t kFirstFile = 1'000'000;  // the shared files, kFiles of them
+constexpr int kFiles = 4;
 
 // Virtual time: milliseconds since the start of the run.
 int64_t g_now = 0;
@@ -92,12 +100,17 @@ class Events {
 // What a client's messages carry; the MDS's answers come back as closures.
 struct SessionOpen {
   bool holds_exclusive = false;
-  std::vector<uint64_t> owned;
+  std::vector<uint64_t> owned;        // directories
+  std::vector<uint64_t> owned_files;
+  std::vector<uint64_t> open_files;   // re-opened at the new MDS (the reclaim)
 };
-struct Request {  // a request that names `dir`; `mkdir`: it creates `made` in `dir`
+// A request that names `dir`; `mkdir`: it creates `made` in `dir`; `open`: `dir` is a
+// file it opens.
+struct Request {
   uint64_t dir = 0;
   bool mkdir = false;
   uint64_t made = 0;
+  bool open = false;
 };
 
 class World;
@@ -119,6 +132,7 @@ struct SimClient {
   int64_t next_renew = 0;
   bool held_anything = false;  // for liveness
   std::vector<uint64_t> acks_unanswered;
+  std::set<uint64_t> open_files;  // opens the MDS answered, not closed since
 
   bool paused() const { return g_now < paused_until; }
   // What its fast paths ask (FileClient::alone): the right, and the lease.
@@ -173,11 +187,11 @@ class World {
   // What a run went through, so that a test can tell that its faults happened.
   struct Counts {
     size_t checks = 0, steps = 0, evictions = 0, failovers = 0, exclusive_taken = 0,
-           dirs_owned = 0, recalls = 0, bound_recalls = 0;
+           dirs_owned = 0, files_owned = 0, recalls = 0, bound_recalls = 0;
     void add(const Counts& o) {
       checks += o.checks, steps += o.steps, evictions += o.evictions, failovers += o.failovers;
       exclusive_taken += o.exclusive_taken, dirs_owned += o.dirs_owned, recalls += o.recalls;
-      bound_recalls += o.bound_recalls;
+      files_owned += o.files_owned, bound_recalls += o.bound_recalls;
     }
   };
   const Counts& counts() const { return counts_; }
@@ -251,12 +265,21 @@ class World {
       send_request(c, Request{dirs_[pick(0, static_cast<int>(dirs_.size()) - 1)], false});
     } else if (r < 75) {
       send_request(c, Request{kRootDir, false});
+    } else if (r < 85) {
+      const uint64_t file = kFirstFile + pick(0, kFiles - 1);
+      if (!c.open_files.count(file)) send_request(c, Request{file, false, 0, true});
+    } else if (r < 93 && !c.open_files.empty()) {
+      auto it = std::next(c.open_files.begin(), pick(0, static_cast<int>(c.open_files.size()) - 1));
+      const uint64_t file = *it;
+      c.open_files.erase(it);
+      send_release(c, file);
     }
   }
 
   void open_session(SimClient& c) {
     c.opening = true;
-    SessionOpen hello{c.rights.exclusive(), c.rights.owned().dirs()};
+    SessionOpen hello{c.rights.exclusive(), c.rights.owned().dirs(), c.rights.owned().files(),
+                      {c.open_files.begin(), c.open_files.end()}};
     const int64_t sent = g_now;
     const std::string entity = c.entity();
     to_mds(c, [this, &c, hello, sent, entity] { mds_session_open(c, entity, hello, sent); });
@@ -286,6 +309,7 @@ class World {
     c.session_open = false;
     c.opening = false;
     c.acks_unanswered.clear();
+    c.open_files.clear();  // its handles went with the session
     c.lease_expires = -1;
   }
 
@@ -368,9 +392,21 @@ class World {
   void send_request(SimClient& c, Request req) {
     const std::string entity = c.entity();
     const uint64_t epoch = c.rights.ownership_epoch();
-    const bool ask_own = req.mkdir;  // FileClient::mknod asks for every directory it makes
+    // FileClient::mknod asks for every directory it makes; FileClient::open for a file
+    // it is not alone on and holds nothing of.
+    const bool ask_own = req.mkdir || (req.open && !c.alone(req.dir));
     to_mds(c, [this, &c, entity, req, epoch, ask_own] {
       asio::co_spawn(io_, mds_serve(c, entity, req, epoch, ask_own), asio::detached);
+    });
+  }
+
+  void send_release(SimClient& c, uint64_t file) {
+    const std::string entity = c.entity();
+    to_mds(c, [this, entity, file] {
+      if (!session_ok(entity)) return;
+      auto it = opens_.find(file);
+      if (it == opens_.end() || !it->second.count(entity)) return;
+      if (--it->second[entity] == 0) it->second.erase(entity);
     });
   }
 
@@ -413,6 +449,7 @@ class World {
     cache_->clear();
     dir_rights_->clear();
     phase_->clear();
+    opens_.clear();  // the new instance learns them from the reclaim
     io_.poll();
     io_.restart();
     ended_instances_.push_back({std::move(cache_), std::move(dir_rights_), std::move(phase_)});
@@ -448,7 +485,8 @@ class World {
           w->sessions_[entity] = g_now;
           auto answer = co_await w->cache_->open(entity, true, hello.holds_exclusive);
           if (w->instance_ != instance || !w->session_ok(entity)) co_return;
-          if (!hello.owned.empty()) w->dir_rights_->reasserted(entity, hello.owned);
+          w->dir_rights_->reasserted(entity, hello.owned, hello.owned_files);
+          for (uint64_t file : hello.open_files) w->opens_[file][entity] = 1;
           w->end_phase_if_due();
           // During a reconnect phase the answer carries nothing cached elsewhere (the
           // phase holds the session's requests instead, checked when they are served).
@@ -497,15 +535,41 @@ class World {
       co_await dir_rights_->claim(entity, inos, "a request of " + entity);
       if (instance_ != instance || !session_ok(entity)) co_return;
     }
+    if (req.open) {
+      // The request waits its turn (the dispatch, a resend's dedup slot) while others
+      // are served.
+      co_await sleep_for(pick(0, 10));
+      if (instance_ != instance || !session_ok(entity)) co_return;
+      // MdsService::on_open: counted, then recalled from an owner given the file while
+      // this request waited its turn.
+      ++opens_[req.dir][entity];
+      if (dir_rights_->conflicts(entity, inos)) {
+        co_await dir_rights_->claim(entity, inos, "an open of " + entity);
+        if (instance_ != instance || !session_ok(entity)) co_return;
+      }
+      co_await sleep_for(pick(0, 10));  // the inode is read
+      if (instance_ != instance || !session_ok(entity)) co_return;
+    }
     check_served(entity, req.dir);
     bool owned = false;
     if (req.mkdir) {
       dirs_.push_back(req.made);
       owned = ask_own && dir_rights_->created(entity, req.made);
+    } else if (req.open) {
+      owned = ask_own && !opened_by_others(entity, req.dir) &&
+              dir_rights_->claimed_existing(entity, req.dir, DirRights::Kind::kFile);
     }
     to_client(
         c,
         [this, &c, req, epoch, owned] {
+          if (req.open) {
+            c.open_files.insert(req.dir);
+            if (owned && c.rights.own_file_claimed(req.dir, epoch)) {
+              ++counts_.files_owned;
+              trace_(c.entity() + " owns file " + std::to_string(req.dir));
+            }
+            return;
+          }
           if (owned && c.rights.own_claimed(req.made, epoch)) {
             ++counts_.dirs_owned;
             c.held_anything = true;
@@ -513,6 +577,20 @@ class World {
           }
         },
         conn);
+  }
+
+  // Suspends the calling coroutine for `ms` of virtual time.
+  awaitable<void> sleep_for(int64_t ms) {
+    auto timer = std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
+    events_.at(g_now + ms, [timer] { timer->cancel(); });
+    co_await timer->async_wait(use_awaitable_tuple);
+  }
+
+  bool opened_by_others(const std::string& entity, uint64_t file) const {
+    auto it = opens_.find(file);
+    if (it == opens_.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [&](const auto& kv) { return kv.first != entity && kv.second > 0; });
   }
 
   // MdsService::lease_ms_for: the session timeout, ending before a recall is due.
@@ -550,6 +628,7 @@ class World {
     sessions_.erase(client);
     cache_->ended(client);
     dir_rights_->ended(client);
+    for (auto& [file, by] : opens_) by.erase(client);
     std::erase_if(recall_started_, [&](const auto& kv) { return kv.first.first == client; });
   }
 
@@ -588,7 +667,7 @@ class World {
     for (auto& c : clients_) {
       if (c->entity() == entity) continue;
       bool any = c->exclusive_now();
-      for (uint64_t dir : c->rights.owned().dirs()) any = any || c->alone(dir);
+      for (uint64_t ino : owned_inos(*c)) any = any || c->alone(ino);
       CHECK_MESSAGE(!any, "seed " << seed_note_ << ": " << entity
                                   << " granted exclusive caching while " << c->entity()
                                   << " caches alone (exclusive " << c->rights.exclusive() << ", "
@@ -612,7 +691,7 @@ class World {
     }
     for (auto& c : clients_) {
       if (c.get() == whole) continue;
-      for (uint64_t dir : c->rights.owned().dirs()) {
+      for (uint64_t dir : owned_inos(*c)) {
         if (!c->alone(dir)) continue;
         if (whole) {
           FAIL_CHECK("seed " << seed_note_ << ": " << c->entity() << " caches directory " << dir
@@ -622,11 +701,33 @@ class World {
         auto [it, fresh] = alone_on.emplace(dir, c.get());
         if (!fresh) {
           FAIL_CHECK("seed " << seed_note_ << ": " << c->entity() << " and "
-                             << it->second->entity() << " both cache directory " << dir
+                             << it->second->entity() << " both cache inode " << dir
                              << " alone");
         }
       }
     }
+    // A file cached alone is open nowhere else: another mount's open would read the
+    // OSDs under the owner's buffered writes. (An evicted mount's handles read nothing:
+    // it is fenced.)
+    for (auto& c : clients_) {
+      for (uint64_t file : c->rights.owned().files()) {
+        if (!c->alone(file)) continue;
+        for (auto& d : clients_) {
+          if (d.get() == c.get() || d->crashed || !d->open_files.count(file) ||
+              !session_ok(d->entity())) {
+            continue;
+          }
+          FAIL_CHECK("seed " << seed_note_ << ": " << c->entity() << " caches file " << file
+                             << " alone while " << d->entity() << " holds it open");
+        }
+      }
+    }
+  }
+  static std::vector<uint64_t> owned_inos(const SimClient& c) {
+    auto inos = c.rights.owned().dirs();
+    auto files = c.rights.owned().files();
+    inos.insert(inos.end(), files.begin(), files.end());
+    return inos;
   }
   // After every step: what the MDS has given a client and is not recalling is within the
   // bound (what it recalls is bounded by check_recalls_bounded).
@@ -674,6 +775,7 @@ class World {
   std::map<std::pair<std::string, uint64_t>, int64_t> recall_started_;
   std::vector<uint64_t> dirs_;
   uint64_t next_dir_ = 100;
+  std::map<uint64_t, std::map<std::string, int>> opens_;  // the MDS's: file -> entity -> opens
   Counts counts_;
 };
 
@@ -703,12 +805,14 @@ TEST_CASE("sim/rights: no client is served where another still caches alone, ove
                 << " checked answers, " << total.recalls << " recalls (" << total.bound_recalls
                 << " for the bound), " << total.evictions << " evictions, " << total.failovers
                 << " failovers, exclusive caching taken up " << total.exclusive_taken << " times, "
-                << total.dirs_owned << " directories owned");
+                << total.dirs_owned << " directories and " << total.files_owned
+                << " files owned");
   // The run went through what it is about.
   CHECK(total.checks > seeds);
   CHECK(total.recalls > seeds);
   CHECK(total.bound_recalls >= seeds);
   CHECK(total.failovers >= seeds);
+  CHECK(total.files_owned > seeds);
   if (!one) {
     CHECK(total.evictions > seeds / 2);
     CHECK(total.exclusive_taken > seeds);

@@ -210,6 +210,39 @@ TEST_CASE("client/cache_rights: owned directories: a recall is answered whether 
   auto scope = round->invalidate.inos;
   std::sort(scope.begin(), scope.end());
   CHECK(scope == std::vector<uint64_t>{kDir, kFile});
+  CHECK(round->invalidate.files == std::vector<uint64_t>{kFile});  // its size goes too
+}
+
+TEST_CASE("client/cache_rights: an owned file is covered wherever its names are, until recalled") {
+  CacheRights rights(true);
+  const uint64_t epoch = rights.ownership_epoch();
+  CHECK(rights.own_file_claimed(kFile, epoch));
+  CHECK(rights.alone(kFile));
+  CHECK_FALSE(rights.alone(kDir));
+  rights.owned().file_moved(kFile, kElsewhere);  // a rename: the file is owned itself
+  rights.owned().file_left(kFile);               // a link
+  CHECK(rights.alone(kFile));
+  CHECK(rights.owned().files() == std::vector<uint64_t>{kFile});
+  CHECK(rights.owned().dirs().empty());
+
+  auto recall = rights.dirs_recalled({kFile}, 7);
+  CHECK(recall.dropped);
+  REQUIRE(recall.start);
+  CHECK_FALSE(rights.alone(kFile));
+  auto round = rights.next_round();
+  REQUIRE(round);
+  CHECK(round->answering == std::vector<uint64_t>{7});
+  CHECK(round->invalidate.inos == std::vector<uint64_t>{kFile});  // its inode, nothing else
+  CHECK(round->invalidate.files == std::vector<uint64_t>{kFile});  // a new kernel inode
+  CHECK_FALSE(rights.next_round());
+
+  // Granted to an open whose answer crossed a recall: not owned.
+  const uint64_t before = rights.ownership_epoch();
+  rights.dirs_recalled({kElsewhere}, 8);
+  finish_give_up(rights);
+  CHECK_FALSE(rights.own_file_claimed(kFile, before));
+  CHECK_FALSE(rights.alone(kFile));
+  CHECK(rights.owned().size() == 0);
 }
 
 TEST_CASE("client/cache_rights: a lapsed lease stops every right and a renewal saying nothing changed restores them") {

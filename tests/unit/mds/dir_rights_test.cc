@@ -132,11 +132,12 @@ TEST_CASE("mds/dir_rights: removal and a session's end free the claims waiting o
   CHECK_FALSE(f.rights.others_own_any("b"));
 }
 
-TEST_CASE("mds/dir_rights: re-asserted directories and clear()") {
+TEST_CASE("mds/dir_rights: re-asserted directories and files, and clear()") {
   Fixture f;
   f.rights.created("b", 12);
-  f.rights.reasserted("a", {10, 11, 12});
-  CHECK(f.rights.owned_by("a") == 2);  // 12 stays with b
+  f.rights.reasserted("a", {10, 11, 12}, {20, 12});
+  CHECK(f.rights.owned_by("a") == 3);  // 12 stays with b
+  CHECK(f.rights.files_owned_by("a") == 1);
   CHECK(f.rights.conflicts("b", {10}));
 
   bool done = false;
@@ -251,6 +252,33 @@ TEST_CASE("mds/dir_rights: a touch during a recall for the bound makes the direc
   f.poll();
   CHECK(done);
   CHECK_FALSE(f.rights.claimed_existing("a", 10));  // b touched it: both work there
+}
+
+TEST_CASE("mds/dir_rights: files are owned, recalled and counted like directories") {
+  Fixture f;
+  CHECK(f.rights.claimed_existing("a", 30, DirRights::Kind::kFile));
+  CHECK(f.rights.created("a", 31, DirRights::Kind::kFile));
+  CHECK(f.rights.created("a", 10));
+  CHECK(f.rights.owned_by("a") == 3);
+  CHECK(f.rights.files_owned_by("a") == 2);
+
+  bool done = false;
+  f.claim("b", {30}, &done);  // another session's open of the file
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].dirs == std::vector<uint64_t>{30});
+  f.rights.acknowledged("a", f.sent[0].seq);
+  f.poll();
+  CHECK(done);
+  CHECK(f.rights.files_owned_by("a") == 1);
+  // Contested: neither the old owner nor the claimant is given it again for a while.
+  CHECK_FALSE(f.rights.claimed_existing("a", 30, DirRights::Kind::kFile));
+  CHECK_FALSE(f.rights.claimed_existing("b", 30, DirRights::Kind::kFile));
+
+  f.rights.removed(31);  // its last name and open went
+  CHECK(f.rights.files_owned_by("a") == 0);
+  CHECK(f.rights.owned_by("a") == 1);
+  f.rights.ended("a");
+  CHECK(f.rights.owned_by("a") == 0);
 }
 
 }  // namespace dfs::mds::test
