@@ -129,7 +129,7 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
     // The recall, resent until answered, has not reached this mount yet: which of them
     // it names is unknown here, so they all go (it is answered when it arrives).
     out.dirs_dropped = owned_.size();
-    out.files_dropped = owned_.files();
+    out.files_dropped = owned_.covered_files();
     owned_.clear();
   }
   // Anything newer than what this mount applied (a recall, a grant) comes as a pushed
@@ -147,7 +147,7 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
 
 bool CacheRights::evicted(std::vector<uint64_t>* files_dropped) {
   bool held = holds_any();
-  if (files_dropped) *files_dropped = owned_.files();
+  if (files_dropped) *files_dropped = owned_.covered_files();
   ++ownership_epoch_;
   exclusive_ = false;
   owned_.clear();

@@ -148,13 +148,13 @@ class CacheRights {
   struct Renewal {
     bool was_lapsed = false;
     size_t dirs_dropped = 0;      // a recall of owned directories is under way: all go
-    std::vector<uint64_t> files_dropped;  // the owned files among them
+    std::vector<uint64_t> files_dropped;  // the files they covered
     bool exclusive_back = false;  // the right is unchanged: a grant waits (take_grant)
     bool exclusive_lost = false;  // the MDS moved on: it stays given up (a notice follows)
   };
   Renewal renewed(bool mds_says_exclusive, uint64_t mds_cache_seq, bool dirs_recall_pending);
   // The session was evicted: every right went with it. True when anything was held;
-  // `files_dropped` gets the files that were owned (for KernelScope::files).
+  // `files_dropped` gets the files that were covered (for KernelScope::files).
   bool evicted(std::vector<uint64_t>* files_dropped = nullptr);
   // The mount is unmounting: no grant is taken up any more.
   void stop() { stopped_ = true; }

@@ -359,7 +359,11 @@ awaitable<Result<proto::Inode>> FileClient::unlink(Creds creds, Ino parent, std:
     rights_.owned().removed(inode.ino());
   }
   // A file that lost its last name and is only lingering here: let the MDS purge it now.
-  if (inode.nlink() == 0) drop_soon(held(inode.ino()));
+  // Owned by itself, it is owned no more (the MDS drops it once nobody has it open).
+  if (inode.nlink() == 0) {
+    rights_.owned().removed(inode.ino());
+    drop_soon(held(inode.ino()));
+  }
   co_return inode;
 }
 

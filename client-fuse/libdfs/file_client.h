@@ -104,9 +104,6 @@ struct OpenFile {
   Fh fh = 0;
   proto::Inode inode;
   bool created = false;  // create(): false when an existing file was opened
-  // open(): the file became this mount's with this open (docs/capabilities.md, "File
-  // rights"); what the kernel cached of it dates from when it was shared.
-  bool owned_now = false;
 };
 
 struct FsStat {

@@ -263,9 +263,7 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   // Owned before the state is made: the state then starts from this answer, which is
   // the truth (nobody else has the file open), and its handle may use the page cache.
   if (reply.owned()) file_granted(ino, epoch);
-  OpenFile file = open_handle(creds, std::move(inode), flags, true);
-  file.owned_now = reply.owned() && alone(ino);
-  co_return file;
+  co_return open_handle(creds, std::move(inode), flags, true);
 }
 
 bool FileClient::asks_to_own_file(Ino ino) const {

@@ -22,7 +22,10 @@ void OwnedDirs::file_moved(uint64_t file, uint64_t dir) {
   }
 }
 
-void OwnedDirs::removed(uint64_t dir) { dirs_.erase(dir); }
+void OwnedDirs::removed(uint64_t ino) {
+  dirs_.erase(ino);
+  files_owned_.erase(ino);
+}
 
 bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>* files_dropped) {
   bool owned = false, dir_owned = false;
@@ -44,6 +47,14 @@ bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>
     it = files_.erase(it);
   }
   return true;
+}
+
+std::vector<uint64_t> OwnedDirs::covered_files() const {
+  std::vector<uint64_t> out(files_owned_.begin(), files_owned_.end());
+  for (const auto& [file, dir] : files_) {
+    if (dirs_.count(dir) && !files_owned_.count(file)) out.push_back(file);
+  }
+  return out;
 }
 
 void OwnedDirs::clear() {

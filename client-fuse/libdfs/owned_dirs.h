@@ -43,8 +43,8 @@ class OwnedDirs {
   void file_moved(uint64_t file, uint64_t dir);
   // `file` got another name, lost its last one, or the kernel forgot it.
   void file_left(uint64_t file) { files_.erase(file); }
-  // `dir` was removed.
-  void removed(uint64_t dir);
+  // `ino` (a directory, or a file owned by itself) was removed.
+  void removed(uint64_t ino);
   // A recall: `inos` (directories and owned files) and the files created in those
   // directories are no longer covered. Returns whether any of `inos` was owned; the
   // files that stopped being covered (owned ones, and those created in the directories)
@@ -58,6 +58,8 @@ class OwnedDirs {
   // owned directories, and the files owned themselves.
   std::vector<uint64_t> dirs() const { return {dirs_.begin(), dirs_.end()}; }
   std::vector<uint64_t> files() const { return {files_owned_.begin(), files_owned_.end()}; }
+  // Every file covered: owned by itself or created in an owned directory.
+  std::vector<uint64_t> covered_files() const;
   // Owned directories and files.
   size_t size() const { return dirs_.size() + files_owned_.size(); }
 

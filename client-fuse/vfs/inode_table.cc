@@ -51,6 +51,12 @@ bool InodeTable::forget(uint64_t fuse_ino, uint64_t n) {
   return true;
 }
 
+bool InodeTable::held(uint64_t dfs_ino) const {
+  if (dfs_ino == root_) return true;
+  uint64_t number = dfs_ino == kFuseRootIno ? root_ : dfs_ino;
+  return file_refs_.count(number) > 0;
+}
+
 uint64_t InodeTable::lookups(uint64_t fuse_ino) const {
   auto it = counts_.find(fuse_ino);
   return it == counts_.end() ? 0 : it->second;

@@ -39,6 +39,8 @@ class InodeTable {
   // `bad_forgets()` and otherwise ignored.
   bool forget(uint64_t fuse_ino, uint64_t n);
   uint64_t lookups(uint64_t fuse_ino) const;
+  // Whether the kernel holds any incarnation of dfs inode `dfs_ino`.
+  bool held(uint64_t dfs_ino) const;
   // Every kernel inode number with references.
   std::vector<uint64_t> all() const;
   size_t size() const { return counts_.size(); }

@@ -67,11 +67,25 @@ void Vfs::note_name(uint64_t parent, const std::string& name, bool directory) {
   names_given_.push_back(GivenName{now, parent, name, directory});
 }
 
-bool Vfs::told_current(uint64_t fuse_ino, const proto::Inode& inode) const {
+bool Vfs::kernel_size_current(uint64_t fuse_ino, const proto::Inode& inode) {
+  if (!S_ISREG(inode.mode())) return true;
+  if (fuse_ino != inodes_.to_fuse(inode.ino())) return false;  // an older incarnation
   auto it = told_.find(fuse_ino);
-  return it != told_.end() && it->second.size == inode.size() &&
-         it->second.mtime_sec == inode.mtime().sec() &&
-         it->second.mtime_nsec == inode.mtime().nsec();
+  if (it == told_.end()) return true;  // made while alone: the kernel's size is right
+  const bool current = it->second.size == inode.size() &&
+                       it->second.mtime_sec == inode.mtime().sec() &&
+                       it->second.mtime_nsec == inode.mtime().nsec();
+  if (current) {
+    // From here on the size changes only through this kernel (the mount is alone on
+    // the file): what it was told no longer says anything.
+    told_.erase(it);
+  } else {
+    // Another mount changed the file after the kernel's inode was made (before this
+    // mount was given it). This handle reads and writes directly; the next lookup makes
+    // a new kernel inode, whose opens cache.
+    inodes_.new_incarnation(inode.ino());
+  }
+  return current;
 }
 
 void Vfs::renew_shared_incarnations() {
@@ -102,7 +116,9 @@ void Vfs::take_names(KernelKnowledge& k, const std::function<bool(uint64_t paren
 Vfs::KernelKnowledge Vfs::take_kernel_knowledge(
     const client::CacheRights::KernelScope& scope) {
   // Files given up get a new kernel inode at their next lookup (KernelScope::files).
-  for (uint64_t file : scope.files) inodes_.new_incarnation(file);
+  for (uint64_t file : scope.files) {
+    if (inodes_.held(file)) inodes_.new_incarnation(file);  // else the kernel has none
+  }
   const std::unordered_set<uint64_t> inos(scope.inos.begin(), scope.inos.end());
   auto in_scope = [&](uint64_t fuse_ino) {
     return scope.everything || inos.count(inodes_.to_dfs(fuse_ino)) > 0;
@@ -200,14 +216,7 @@ awaitable<Result<Opened>> Vfs::open(Creds creds, uint64_t ino, int flags) {
   DFS_CO_AWAIT_TRY(auto file, client_.open(creds, inodes_.to_dfs(ino), flags));
   Opened out;
   out.fh = file.fh;
-  out.keep_cache = client_.alone(file.inode.ino());
-  if (file.owned_now && !told_current(ino, file.inode)) {
-    // Another mount changed the file after the kernel's inode was made: the kernel
-    // would keep trusting its size over the pages. This handle reads and writes
-    // directly; the next lookup makes a new kernel inode, whose opens cache.
-    out.keep_cache = false;
-    inodes_.new_incarnation(file.inode.ino());
-  }
+  out.keep_cache = client_.alone(file.inode.ino()) && kernel_size_current(ino, file.inode);
   out.direct_io = !out.keep_cache && options_.writeback_cache;
   out.entry = make_entry(0, file.inode);
   co_return out;

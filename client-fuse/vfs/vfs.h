@@ -180,9 +180,11 @@ class Vfs {
   // `k`, each once, as its newest note has it.
   void take_names(KernelKnowledge& k, const std::function<bool(uint64_t parent)>& in_scope);
   Attr make_attr(const proto::Inode& inode) const;
-  // Whether kernel inode `fuse_ino` was made, while shared, with `inode`'s size and
-  // mtime (false when unknown): only then may a file owned from now on use its pages.
-  bool told_current(uint64_t fuse_ino, const proto::Inode& inode) const;
+  // For an open of a file this mount is alone on: whether kernel inode `fuse_ino` holds
+  // `inode`'s size, so that the open may use the page cache. Not when it is an older
+  // incarnation, or was made while shared with another size or mtime (another mount
+  // changed the file before this one was given it: the file gets a new incarnation).
+  bool kernel_size_current(uint64_t fuse_ino, const proto::Inode& inode);
   awaitable<Status> fill_batch(Creds creds, DirHandle& dir, uint64_t after, bool plus);
 
   client::FileClient& client_;

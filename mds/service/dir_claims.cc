@@ -119,6 +119,23 @@ std::string claim_reason(const std::string& client, uint32_t method) {
 
 }  // namespace
 
+uint64_t MdsService::inode_changed(uint32_t method, const std::string& body) {
+  switch (method) {
+    case rpc::kMdsSetAttr:
+    case rpc::kMdsSetXattr:
+    case rpc::kMdsRemoveXattr:
+    case rpc::kMdsLink:
+    case rpc::kMdsWriteInline:
+    case rpc::kMdsCommitWrite:
+    case rpc::kMdsUninline: {
+      Touched t = touched_by(method, body);
+      return t.inos.empty() ? 0 : t.inos.front();  // a link names the inode first
+    }
+    default:
+      return 0;
+  }
+}
+
 awaitable<std::vector<uint64_t>> MdsService::touched_inos(const std::string& client,
                                                            uint32_t method,
                                                            const std::string& body) {

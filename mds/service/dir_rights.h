@@ -1,5 +1,8 @@
 // DirRights: the directories each client session owns (docs/capabilities.md, "Directory
-// rights"). A mount that creates a directory and asks for it (MknodRequest.own) owns it:
+// rights"), and the files it owns by themselves ("File rights": given at an open when no
+// other session has the file open, or at the create of a file in a directory the mount
+// does not own; recalled, bounded and re-asserted as directories are, Kind::kFile).
+// A mount that creates a directory and asks for it (MknodRequest.own) owns it:
 // nobody else can know a directory before it exists, so the creator is alone on it and
 // may cache its names, defer creates, renames and unlinks in it and buffer the writes of
 // the files it creates there, also while other mounts work elsewhere in the file system.

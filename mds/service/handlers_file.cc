@@ -46,6 +46,18 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
         made.set_owned(dir_rights_.created(client, made.inode().ino(), DirRights::Kind::kFile));
       }
       made.set_parent_owned(parent_owned);
+      if (open && !made.created() &&
+          dir_rights_.conflicts(client, std::vector<uint64_t>(1, made.inode().ino()))) {
+        // O_CREAT on a file another mount owns (this mount's kernel thought the name
+        // free): the owner pushes what it buffered first, and the answer shows it.
+        std::vector<uint64_t> file(1, made.inode().ino());
+        const uint64_t ino = file.front();
+        co_await dir_rights_.claim(client, std::move(file), "an open of " + client);
+        if (!serving_) co_return unexpected(standby_error());
+        auto now = co_await read_inode(ino, /*with_data=*/true);
+        if (!now) co_return unexpected(std::move(now).error());
+        *made.mutable_inode() = std::move(*now);
+      }
       reply->body = made.SerializeAsString();
     }
   }
@@ -122,10 +134,12 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
     reply = make_error(ErrorCode::kStale, "the file was removed");
   }
   if (reply && own) {
-    // The file is given when nobody else holds it open: whoever reads or changes it
-    // from now on must open it, stat it or name it, which recalls it (claim_touched).
+    // The file is given when nobody else holds it open and no change of it is under way
+    // (it would land after the inode read above): whoever reads or changes it from now
+    // on must open it, stat it or name it, which recalls it (claim_touched).
     proto::InodeReply opened;
     if (opened.ParseFromString(reply->body) && is_reg(opened.inode()) && !unlinked &&
+        Clock::now() >= file_grants_from_ && !changes_in_flight_.count(ino) &&
         !sessions_.opened_by_others(client, ino) &&
         dir_rights_.claimed_existing(client, ino, DirRights::Kind::kFile)) {
       opened.set_owned(true);

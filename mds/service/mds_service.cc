@@ -141,6 +141,10 @@ void MdsService::begin_reconnect_phase() {
   }
   auto now = Clock::now();
   cache_.begin_grace(now, reconnect_wait());
+  // Mounts of the previous instance count their open files again with ordinary opens
+  // once they are back, after the reconnect phase: until each has done so or been
+  // evicted for silence, "nobody else has it open" cannot be known, and no file is given.
+  file_grants_from_ = now + reconnect_wait() + options_.session_timeout + Duration(1000);
   spdlog::info("{}: waiting up to {} ms for {} client session(s) of the previous instance to "
                "reconnect before serving their requests",
                entity_, reconnect_wait().count(), awaited.size());
@@ -447,6 +451,9 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
   }
   if (auto fenced = check_not_fenced(client); !fenced) co_return unexpected(std::move(fenced).error());
   note_dirs_used(client, method, body);
+  // Counted before any claim: a file given to another session's open while this waits
+  // would otherwise be read for the grant before this change lands.
+  ChangeInFlight change(changes_in_flight_, inode_changed(method, body));
   // Directories another mount owns are recalled from it before anything here reads them.
   // Not inside a batch: the deferred changes ahead of the item are answered with the
   // batch, and the owner's give-up may itself wait for a batch of its own that waits

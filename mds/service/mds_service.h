@@ -8,6 +8,8 @@
 // on the single I/O thread; store access that may block runs on `blocking_`.
 #pragma once
 
+#include <unordered_map>
+
 #include <functional>
 #include <memory>
 #include <set>
@@ -127,6 +129,26 @@ class MdsService {
   Status admit_session(const proto::SessionRequest& request, const rpc::ConnectionPtr& conn) const;
   // dir_claims.cc: recalls the owned directories of other sessions that a request of
   // `client` names, and waits until their owners gave them up (DirRights).
+  // The inode a request changes without an open of it (setattr, xattrs, link, writes),
+  // counted in changes_in_flight_ while it is served; 0: none.
+  static uint64_t inode_changed(uint32_t method, const std::string& body);
+  // Counts `ino` (unless 0) in `in_flight` for its lifetime.
+  class ChangeInFlight {
+   public:
+    ChangeInFlight(std::unordered_map<uint64_t, uint32_t>& in_flight, uint64_t ino)
+        : in_flight_(in_flight), ino_(ino) {
+      if (ino_) ++in_flight_[ino_];
+    }
+    ~ChangeInFlight() {
+      if (ino_ && --in_flight_[ino_] == 0) in_flight_.erase(ino_);
+    }
+    ChangeInFlight(const ChangeInFlight&) = delete;
+    ChangeInFlight& operator=(const ChangeInFlight&) = delete;
+
+   private:
+    std::unordered_map<uint64_t, uint32_t>& in_flight_;
+    uint64_t ino_;
+  };
   awaitable<void> claim_touched(const std::string& client, uint32_t method,
                                 const std::string& body);
   // The inodes a request names, its named entries resolved (empty when no other
@@ -275,6 +297,12 @@ class MdsService {
   bool stopping_ = false;
   int background_running_ = 0;
   Clock::time_point started_at_;
+  // Files are given to opens (OpenRequest.own) only from then on (after a takeover).
+  Clock::time_point file_grants_from_{};
+  // Requests being served that change an inode without an open of it (setattr, xattrs,
+  // links, writes): no file is given while one of its own is under way (a grant would
+  // read the inode before the change lands). Counted by ino.
+  std::unordered_map<uint64_t, uint32_t> changes_in_flight_;
   bool background_started_ = false;
   uint64_t instance_;
   std::unique_ptr<rpc::Messenger> messenger_;

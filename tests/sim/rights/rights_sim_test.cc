@@ -111,6 +111,7 @@ struct Request {
   bool mkdir = false;
   uint64_t made = 0;
   bool open = false;
+  bool reopen = false;  // an open held across a failover, counted again
 };
 
 class World;
@@ -133,6 +134,7 @@ struct SimClient {
   bool held_anything = false;  // for liveness
   std::vector<uint64_t> acks_unanswered;
   std::set<uint64_t> open_files;  // opens the MDS answered, not closed since
+  uint64_t instance_seen = 0;     // the MDS instance its open files are counted by
 
   bool paused() const { return g_now < paused_until; }
   // What its fast paths ask (FileClient::alone): the right, and the lease.
@@ -394,7 +396,7 @@ class World {
     const uint64_t epoch = c.rights.ownership_epoch();
     // FileClient::mknod asks for every directory it makes; FileClient::open for a file
     // it is not alone on and holds nothing of.
-    const bool ask_own = req.mkdir || (req.open && !c.alone(req.dir));
+    const bool ask_own = req.mkdir || (req.open && !req.reopen && !c.alone(req.dir));
     to_mds(c, [this, &c, entity, req, epoch, ask_own] {
       asio::co_spawn(io_, mds_serve(c, entity, req, epoch, ask_own), asio::detached);
     });
@@ -466,6 +468,11 @@ class World {
                                                        std::chrono::milliseconds(kTimeoutMs));
     cache_->begin_grace(now_tp(), wait);
     phase_->begin(std::move(awaited), now_tp() + wait);
+    // MdsService: no file is given until every mount of before has counted its opens
+    // again or been evicted for silence.
+    file_grants_from_ =
+        g_now + std::chrono::duration_cast<std::chrono::milliseconds>(wait).count() +
+        kTimeoutMs + 1000;
   }
 
   bool session_ok(const std::string& entity) const { return fenced_.count(entity) == 0; }
@@ -486,7 +493,6 @@ class World {
           auto answer = co_await w->cache_->open(entity, true, hello.holds_exclusive);
           if (w->instance_ != instance || !w->session_ok(entity)) co_return;
           w->dir_rights_->reasserted(entity, hello.owned, hello.owned_files);
-          for (uint64_t file : hello.open_files) w->opens_[file][entity] = 1;
           w->end_phase_if_due();
           // During a reconnect phase the answer carries nothing cached elsewhere (the
           // phase holds the session's requests instead, checked when they are served).
@@ -495,8 +501,16 @@ class World {
           const int64_t lease = w->lease_ms_for(entity);
           w->to_client(
               *c,
-              [w, c, answer, sent, lease] {
+              [w, c, answer, sent, lease, instance] {
                 w->on_session_reply(*c, true, answer.exclusive, answer.seq, sent, lease);
+                // A new MDS instance: the files held open are counted again, each by an
+                // open of its own (FileClient::reopen_all), which waits like any request.
+                if (c->instance_seen != instance) {
+                  c->instance_seen = instance;
+                  for (uint64_t file : c->open_files) {
+                    w->send_request(*c, Request{file, false, 0, true, true});
+                  }
+                }
               },
               conn);
         }(this, &c, std::move(entity), std::move(hello), sent, instance),
@@ -556,14 +570,14 @@ class World {
       dirs_.push_back(req.made);
       owned = ask_own && dir_rights_->created(entity, req.made);
     } else if (req.open) {
-      owned = ask_own && !opened_by_others(entity, req.dir) &&
+      owned = ask_own && g_now >= file_grants_from_ && !opened_by_others(entity, req.dir) &&
               dir_rights_->claimed_existing(entity, req.dir, DirRights::Kind::kFile);
     }
     to_client(
         c,
         [this, &c, req, epoch, owned] {
           if (req.open) {
-            c.open_files.insert(req.dir);
+            if (!req.reopen) c.open_files.insert(req.dir);
             if (owned && c.rights.own_file_claimed(req.dir, epoch)) {
               ++counts_.files_owned;
               trace_(c.entity() + " owns file " + std::to_string(req.dir));
@@ -776,6 +790,7 @@ class World {
   std::vector<uint64_t> dirs_;
   uint64_t next_dir_ = 100;
   std::map<uint64_t, std::map<std::string, int>> opens_;  // the MDS's: file -> entity -> opens
+  int64_t file_grants_from_ = 0;
   Counts counts_;
 };
 
