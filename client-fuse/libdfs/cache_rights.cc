@@ -55,13 +55,13 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
   DirsRecall out;
   ++ownership_epoch_;
   KernelScope scope;
-  out.dropped = owned_.give_up(dirs, &scope.files);
+  std::vector<uint64_t> created;
+  out.dropped = owned_.give_up(dirs, &created, &scope.files);
   if (out.dropped) {
-    // The recalled inodes, and the files created in recalled directories.
+    // The recalled inodes, and the files created in recalled directories (their names
+    // there go with the directory's, so the kernel drops their inodes unless open).
     scope.inos = dirs;
-    for (uint64_t file : scope.files) {
-      if (std::find(dirs.begin(), dirs.end(), file) == dirs.end()) scope.inos.push_back(file);
-    }
+    scope.inos.insert(scope.inos.end(), created.begin(), created.end());
   }
   if (giving_up_) {
     acks_pending_.push_back(seq);
@@ -129,7 +129,7 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
     // The recall, resent until answered, has not reached this mount yet: which of them
     // it names is unknown here, so they all go (it is answered when it arrives).
     out.dirs_dropped = owned_.size();
-    out.files_dropped = owned_.covered_files();
+    out.files_dropped = owned_.files();
     owned_.clear();
   }
   // Anything newer than what this mount applied (a recall, a grant) comes as a pushed
@@ -147,7 +147,7 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
 
 bool CacheRights::evicted(std::vector<uint64_t>* files_dropped) {
   bool held = holds_any();
-  if (files_dropped) *files_dropped = owned_.covered_files();
+  if (files_dropped) *files_dropped = owned_.files();
   ++ownership_epoch_;
   exclusive_ = false;
   owned_.clear();

@@ -67,10 +67,10 @@ class CacheRights {
     std::vector<uint64_t> inos;   // else these (dfs numbers): recalled directories (their
                                   // names and attributes), the files created in them,
                                   // recalled files
-    // The regular files that stopped being covered (also with `everything`): the kernel
-    // trusts its own size of a file it cached (the writeback cache), so its next lookup
-    // of one gets a new inode number. Their names may be in directories the mount never
-    // owned, whose names it does not keep.
+    // The files owned by themselves that were given up (also with `everything`): the
+    // kernel trusts its own size of a file it cached (the writeback cache), and their
+    // names may be in directories the mount never owned, whose names it does not keep
+    // and cannot have the kernel drop; so the next lookup of one gets a new inode number.
     std::vector<uint64_t> files;
     static KernelScope all() {
       KernelScope scope;
@@ -148,13 +148,13 @@ class CacheRights {
   struct Renewal {
     bool was_lapsed = false;
     size_t dirs_dropped = 0;      // a recall of owned directories is under way: all go
-    std::vector<uint64_t> files_dropped;  // the files they covered
+    std::vector<uint64_t> files_dropped;  // the files among them owned by themselves
     bool exclusive_back = false;  // the right is unchanged: a grant waits (take_grant)
     bool exclusive_lost = false;  // the MDS moved on: it stays given up (a notice follows)
   };
   Renewal renewed(bool mds_says_exclusive, uint64_t mds_cache_seq, bool dirs_recall_pending);
   // The session was evicted: every right went with it. True when anything was held;
-  // `files_dropped` gets the files that were covered (for KernelScope::files).
+  // `files_dropped` gets the files that were owned by themselves (KernelScope::files).
   bool evicted(std::vector<uint64_t>* files_dropped = nullptr);
   // The mount is unmounting: no grant is taken up any more.
   void stop() { stopped_ = true; }

@@ -395,9 +395,10 @@ class FileClient {
   // the grant), unless a recall came meanwhile.
   void claim_granted(Ino parent, uint64_t epoch);
   awaitable<void> settle_claim(Ino parent, uint64_t epoch, uint64_t mark);
-  // Whether an open of `ino` asks the MDS to own the file (OpenRequest.own): a file
-  // nobody else has open becomes this mount's (docs/capabilities.md, "File rights").
-  bool asks_to_own_file(Ino ino) const;
+  // Whether an open of `ino` with `flags` asks the MDS to own the file
+  // (OpenRequest.own): a file nobody else has open becomes this mount's
+  // (docs/capabilities.md, "File rights").
+  bool asks_to_own_file(Ino ino, int flags) const;
   // The MDS gave `file` to an open asked for at ownership epoch `epoch`: owned at once
   // when no other call is running (the open's handle then uses the page cache), else
   // once the answers to calls started before are in; in both cases only if no recall

@@ -249,7 +249,7 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   // O_TRUNC arrives as a separate setattr (no atomic_o_trunc), which pushes buffered
   // writes first; the MDS truncating on open would skip that.
   request.set_flags(static_cast<uint32_t>(flags & ~(O_TRUNC | O_CREAT | O_EXCL)));
-  request.set_own(asks_to_own_file(ino));
+  request.set_own(asks_to_own_file(ino, flags));
   const uint64_t epoch = rights_.ownership_epoch();
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(rpc::kMdsOpen, std::move(request), creds, true));
@@ -266,11 +266,13 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   co_return open_handle(creds, std::move(inode), flags, true);
 }
 
-bool FileClient::asks_to_own_file(Ino ino) const {
-  // Only with no state held here: a state made while shared may be older than what the
-  // MDS answers this open, and an owned file's state is not refreshed from answers.
-  return options_.exclusive && !stopping_ && !rights_.lease_lapsed() && !alone(ino) &&
-         !held(ino);
+bool FileClient::asks_to_own_file(Ino ino, int flags) const {
+  // Only an open that may write: a file read on several mounts would otherwise pass
+  // from one to the next, a recall each time. Only with no state held here: a state
+  // made while shared may be older than what the MDS answers this open, and an owned
+  // file's state is not refreshed from answers.
+  return (flags & O_ACCMODE) != O_RDONLY && options_.exclusive && !stopping_ &&
+         !rights_.lease_lapsed() && !alone(ino) && !held(ino);
 }
 
 void FileClient::file_granted(Ino file, uint64_t epoch) {

@@ -27,13 +27,14 @@ void OwnedDirs::removed(uint64_t ino) {
   files_owned_.erase(ino);
 }
 
-bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>* files_dropped) {
+bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>* files_dropped,
+                        std::vector<uint64_t>* owned_dropped) {
   bool owned = false, dir_owned = false;
   for (uint64_t ino : inos) {
     dir_owned |= dirs_.erase(ino) > 0;
     if (files_owned_.erase(ino) > 0) {
       owned = true;
-      if (files_dropped) files_dropped->push_back(ino);
+      if (owned_dropped) owned_dropped->push_back(ino);
     }
   }
   owned |= dir_owned;
@@ -47,14 +48,6 @@ bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>
     it = files_.erase(it);
   }
   return true;
-}
-
-std::vector<uint64_t> OwnedDirs::covered_files() const {
-  std::vector<uint64_t> out(files_owned_.begin(), files_owned_.end());
-  for (const auto& [file, dir] : files_) {
-    if (dirs_.count(dir) && !files_owned_.count(file)) out.push_back(file);
-  }
-  return out;
 }
 
 void OwnedDirs::clear() {

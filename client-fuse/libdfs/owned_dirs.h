@@ -47,10 +47,10 @@ class OwnedDirs {
   void removed(uint64_t ino);
   // A recall: `inos` (directories and owned files) and the files created in those
   // directories are no longer covered. Returns whether any of `inos` was owned; the
-  // files that stopped being covered (owned ones, and those created in the directories)
-  // are added to `files_dropped` (when given).
-  bool give_up(const std::vector<uint64_t>& inos,
-               std::vector<uint64_t>* files_dropped = nullptr);
+  // files created in the directories that stopped being covered are added to
+  // `files_dropped`, the owned files of `inos` to `owned_dropped` (when given).
+  bool give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>* files_dropped = nullptr,
+               std::vector<uint64_t>* owned_dropped = nullptr);
   // Everything goes (an eviction: the new session owns nothing).
   void clear();
 
@@ -58,8 +58,6 @@ class OwnedDirs {
   // owned directories, and the files owned themselves.
   std::vector<uint64_t> dirs() const { return {dirs_.begin(), dirs_.end()}; }
   std::vector<uint64_t> files() const { return {files_owned_.begin(), files_owned_.end()}; }
-  // Every file covered: owned by itself or created in an owned directory.
-  std::vector<uint64_t> covered_files() const;
   // Owned directories and files.
   size_t size() const { return dirs_.size() + files_owned_.size(); }
 

@@ -67,6 +67,10 @@ void Vfs::note_name(uint64_t parent, const std::string& name, bool directory) {
   names_given_.push_back(GivenName{now, parent, name, directory});
 }
 
+bool Vfs::append_may_outlive_right(int flags) const {
+  return (flags & O_APPEND) && options_.writeback_cache && !client_.exclusive_now();
+}
+
 bool Vfs::kernel_size_current(uint64_t fuse_ino, const proto::Inode& inode) {
   if (!S_ISREG(inode.mode())) return true;
   if (fuse_ino != inodes_.to_fuse(inode.ino())) return false;  // an older incarnation
@@ -216,7 +220,8 @@ awaitable<Result<Opened>> Vfs::open(Creds creds, uint64_t ino, int flags) {
   DFS_CO_AWAIT_TRY(auto file, client_.open(creds, inodes_.to_dfs(ino), flags));
   Opened out;
   out.fh = file.fh;
-  out.keep_cache = client_.alone(file.inode.ino()) && kernel_size_current(ino, file.inode);
+  out.keep_cache = client_.alone(file.inode.ino()) && !append_may_outlive_right(flags) &&
+                   kernel_size_current(ino, file.inode);
   out.direct_io = !out.keep_cache && options_.writeback_cache;
   out.entry = make_entry(0, file.inode);
   co_return out;
@@ -228,7 +233,7 @@ awaitable<Result<Opened>> Vfs::create(Creds creds, uint64_t parent, std::string 
                    client_.create(creds, inodes_.to_dfs(parent), name, mode, flags));
   Opened out;
   out.fh = file.fh;
-  out.keep_cache = client_.alone(file.inode.ino());
+  out.keep_cache = client_.alone(file.inode.ino()) && !append_may_outlive_right(flags);
   out.direct_io = !out.keep_cache && options_.writeback_cache;
   note_name(parent, name, false);
   out.entry = make_entry(parent, file.inode);

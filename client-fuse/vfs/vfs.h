@@ -180,6 +180,11 @@ class Vfs {
   // `k`, each once, as its newest note has it.
   void take_names(KernelKnowledge& k, const std::function<bool(uint64_t parent)>& in_scope);
   Attr make_attr(const proto::Inode& inode) const;
+  // An O_APPEND open through the page cache has the kernel place each write at the end
+  // it knows. Once the right on the file went (a recall of the file or its directory),
+  // that end is stale and records land over other mounts' ones: outside exclusive
+  // caching such opens go to the client directly, which appends where the MDS says.
+  bool append_may_outlive_right(int flags) const;
   // For an open of a file this mount is alone on: whether kernel inode `fuse_ino` holds
   // `inode`'s size, so that the open may use the page cache. Not when it is an older
   // incarnation, or was made while shared with another size or mtime (another mount

@@ -81,6 +81,11 @@ void DirRights::give_back(const std::string& client, uint64_t dir) {
   }
 }
 
+bool DirRights::contested(uint64_t dir) const {
+  auto it = recalled_at_.find(dir);
+  return it != recalled_at_.end() && now_() - it->second < kContested;
+}
+
 bool DirRights::owns(const std::string& client, uint64_t dir) const {
   auto it = owners_.find(dir);
   return it != owners_.end() && it->second.owner == client;

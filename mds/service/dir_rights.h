@@ -88,6 +88,8 @@ class DirRights {
   // back, unless a recall of it is under way already (its acknowledgement ends that).
   void give_back(const std::string& client, uint64_t dir);
   bool owns(const std::string& client, uint64_t dir) const;
+  // Whether another session's touch recalled `dir` within kContested: mounts share it.
+  bool contested(uint64_t dir) const;
   // After a takeover: what `client` owned under the previous instance. Directories
   // another session owns here already stay with it.
   void reasserted(const std::string& client, const std::vector<uint64_t>& dirs,

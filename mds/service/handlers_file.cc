@@ -19,7 +19,8 @@ constexpr int kMaxVersionRetries = 8;
 
 awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::string client) {
   bool open = req.open();
-  // A new directory, or a new regular file (nobody else can have it open yet).
+  // A new directory, or a new regular file in a shared directory (nobody else can have
+  // it open yet).
   bool own = req.own() && (S_ISDIR(req.mode()) || S_ISREG(req.mode()));
   // Given before the create is applied: from then on another mount's touch of the
   // parent recalls it, so nothing changes there unseen between this create and the
@@ -41,8 +42,11 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
       }
       if (own && made.created() && S_ISDIR(made.inode().mode())) {
         made.set_owned(dir_rights_.created(client, made.inode().ino()));
-      } else if (own && made.created() && !dir_rights_.owns(client, parent)) {
-        // A file in a directory the caller owns is covered by it already.
+      } else if (own && made.created() && !dir_rights_.owns(client, parent) &&
+                 dir_rights_.contested(parent)) {
+        // In a directory mounts share. (One the caller owns covers the file already;
+        // one it was not given for another reason, a recall for the bound under way,
+        // it is likely to be given again.)
         made.set_owned(dir_rights_.created(client, made.inode().ino(), DirRights::Kind::kFile));
       }
       made.set_parent_owned(parent_owned);
