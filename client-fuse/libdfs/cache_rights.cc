@@ -1,6 +1,5 @@
 #include "client-fuse/libdfs/cache_rights.h"
 
-#include <algorithm>
 #include <utility>
 
 namespace dfs::client {

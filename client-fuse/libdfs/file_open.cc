@@ -307,8 +307,8 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
     file.created = true;
     co_return file;
   }
-  // In a directory this mount does not own, the new file is asked for itself: it
-  // stays this mount's if the directory is not given (another mount works there too).
+  // In a directory this mount does not own, the new file is asked for too: the MDS
+  // gives it when the directory is shared (another mount works there).
   request.set_own_parent(asks_to_own(parent));
   request.set_own(request.own_parent());
   const uint64_t epoch = rights_.ownership_epoch();
