@@ -159,7 +159,14 @@ cleanup() {  # cleanup [EXIT_STATUS]: as an EXIT trap, the script's own status
   local rc=${1:-$?}
   [ $rc -ne 0 ] && [ $rc -ne 77 ] && dump_logs
   "$repo/tools/dfs-dev" down --dir "$cluster" >/dev/null 2>&1 || true
-  if mountpoint -q "$mnt" 2>/dev/null; then umount -l "$mnt" || true; fi
+  # Every dfs mount under the test's directory, from the mount table: `mountpoint`
+  # asks the file system, and a client that answers with an error (its cluster just
+  # stopped, its session evicted) made it say "not mounted", which left the mount for
+  # rm to fail on.
+  local m
+  for m in $(awk -v w="$work/" '$3 == "fuse.dfs" && index($2, w) == 1 { print $2 }' /proc/self/mounts); do
+    umount -l "$m" 2>/dev/null || true
+  done
   # A client unmounted with its cluster gone retries for a few op_timeouts before it
   # exits; a test leaves nothing running behind it.
   pkill -f "mount.dfs .* $mnt( |\$)" 2>/dev/null || true
