@@ -450,10 +450,11 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
     }
   }
   if (auto fenced = check_not_fenced(client); !fenced) co_return unexpected(std::move(fenced).error());
-  note_dirs_used(client, method, body);
+  RequestNames names(method, body);  // asked only before `body` moves on below
+  note_dirs_used(client, names);
   // Counted before any claim: a file given to another session's open while this waits
   // would otherwise be read for the grant before this change lands.
-  ChangeInFlight change(changes_in_flight_, inode_changed(method, body));
+  ChangeInFlight change(changes_in_flight_, names.changed_ino());
   // Directories another mount owns are recalled from it before anything here reads them.
   // Not inside a batch: the deferred changes ahead of the item are answered with the
   // batch, and the owner's give-up may itself wait for a batch of its own that waits
@@ -461,10 +462,10 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
   // A group's items must reach the committer in order, with nothing awaited before:
   // they were claimed before the group started.
   if (claims == Claims::kSendBack) {
-    if (co_await touches_claimed(client, method, body)) co_return make_error(
+    if (co_await touches_claimed(client, names)) co_return make_error(
         ErrorCode::kWouldBlock, "waits for a recall of directory rights: send it alone");
   } else if (claims == Claims::kWait) {
-    co_await claim_touched(client, method, body);
+    co_await claim_touched(client, names);
     if (!serving_) co_return unexpected(standby_error());
   }
   Session& session = sessions_.touch(client, conn, Clock::now());
@@ -550,7 +551,8 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
       const auto& item = batch.items(i);
       proto::StatFsMdsRequest probe;  // every item's header is its field 1 (see handle())
       if (!probe.ParseFromString(item.body())) continue;  // handle() refuses it
-      co_await claim_touched(client_of(probe.header(), conn), item.method(), item.body());
+      RequestNames names(item.method(), item.body());
+      co_await claim_touched(client_of(probe.header(), conn), names);
     }
     if (!serving_) co_return unexpected(standby_error());
   }

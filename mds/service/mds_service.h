@@ -28,6 +28,7 @@
 #include "mds/service/lock_service.h"
 #include "mds/service/rank_replication.h"
 #include "mds/service/reconnect_phase.h"
+#include "mds/service/request_names.h"
 #include "mds/service/sessions.h"
 
 namespace dfs::mds {
@@ -127,12 +128,8 @@ class MdsService {
   // A kMdsSession naming another cluster is refused (and logged) before it is
   // registered. Errors: kWrongCluster.
   Status admit_session(const proto::SessionRequest& request, const rpc::ConnectionPtr& conn) const;
-  // dir_claims.cc: recalls the owned directories of other sessions that a request of
-  // `client` names, and waits until their owners gave them up (DirRights).
-  // The inode a request changes without an open of it (setattr, xattrs, link, writes),
-  // counted in changes_in_flight_ while it is served; 0: none.
-  static uint64_t inode_changed(uint32_t method, const std::string& body);
-  // Counts `ino` (unless 0) in `in_flight` for its lifetime.
+  // Counts the inode a request changes without an open of it
+  // (RequestNames::changed_ino; 0: none) in `in_flight` for its lifetime.
   class ChangeInFlight {
    public:
     ChangeInFlight(std::unordered_map<uint64_t, uint32_t>& in_flight, uint64_t ino)
@@ -149,18 +146,17 @@ class MdsService {
     std::unordered_map<uint64_t, uint32_t>& in_flight_;
     uint64_t ino_;
   };
-  awaitable<void> claim_touched(const std::string& client, uint32_t method,
-                                const std::string& body);
+  // dir_claims.cc: recalls the owned directories and files of other sessions that a
+  // request of `client` names, and waits until their owners gave them up (DirRights).
+  awaitable<void> claim_touched(const std::string& client, RequestNames& names);
   // The inodes a request names, its named entries resolved (empty when no other
   // session owns anything).
-  awaitable<std::vector<uint64_t>> touched_inos(const std::string& client, uint32_t method,
-                                                const std::string& body);
-  // The directories of its own a request of `client` names become its most recently
-  // used (DirRights' bound recalls the least recently used).
-  void note_dirs_used(const std::string& client, uint32_t method, const std::string& body);
+  awaitable<std::vector<uint64_t>> touched_inos(const std::string& client, RequestNames& names);
+  // The directories and files of its own a request of `client` names become its most
+  // recently used (DirRights' bound recalls the least recently used).
+  void note_dirs_used(const std::string& client, RequestNames& names);
   // Whether claim_touched would recall anything.
-  awaitable<bool> touches_claimed(const std::string& client, uint32_t method,
-                                  const std::string& body);
+  awaitable<bool> touches_claimed(const std::string& client, RequestNames& names);
   // A lookup or listing, read again after recalling the owned directories its answer
   // shows; `in_batch`: kWouldBlock instead of recalling (see serve()).
   awaitable<Reply> read_claimed(const std::string& client, uint32_t method, std::string body,
