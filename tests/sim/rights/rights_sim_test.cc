@@ -8,7 +8,9 @@
 // restated here as MdsService does it.
 //
 // Clients also open and close a few shared files, asking to own each (the file rights:
-// given at an open when no other session has the file open), as FileClient does.
+// given at an open when no other session has the file open), as FileClient does, and
+// change them without an open (a setattr, an xattr, a link: counted while in flight, and
+// no file is given while a change of it is).
 //
 // Checked after every step (every message delivered, every tick):
 //   - no two clients hold conflicting rights: no directory or file is cached alone by
@@ -16,6 +18,9 @@
 //     anything alone (each as its CacheRights says, while its lease holds: the client's
 //     own rule);
 //   - no client caches a file alone while another client holds it open;
+//   - a change of a file applies only while no other client caches the file alone, and a
+//     client that takes a file up knows it as it is: no other client's change applied
+//     since the MDS read the file for the grant;
 //   - what the MDS lets a client own and is not recalling stays within the bound per
 //     client (kMaxDirs, far below the default so that the least recently used are
 //     recalled in every run);
@@ -105,13 +110,14 @@ struct SessionOpen {
   std::vector<uint64_t> open_files;   // re-opened at the new MDS (the reclaim)
 };
 // A request that names `dir`; `mkdir`: it creates `made` in `dir`; `open`: `dir` is a
-// file it opens.
+// file it opens; `change`: it changes file `dir` without an open.
 struct Request {
   uint64_t dir = 0;
   bool mkdir = false;
   uint64_t made = 0;
   bool open = false;
   bool reopen = false;  // an open held across a failover, counted again
+  bool change = false;
 };
 
 class World;
@@ -189,11 +195,11 @@ class World {
   // What a run went through, so that a test can tell that its faults happened.
   struct Counts {
     size_t checks = 0, steps = 0, evictions = 0, failovers = 0, exclusive_taken = 0,
-           dirs_owned = 0, files_owned = 0, recalls = 0, bound_recalls = 0;
+           dirs_owned = 0, files_owned = 0, recalls = 0, bound_recalls = 0, changes = 0;
     void add(const Counts& o) {
       checks += o.checks, steps += o.steps, evictions += o.evictions, failovers += o.failovers;
       exclusive_taken += o.exclusive_taken, dirs_owned += o.dirs_owned, recalls += o.recalls;
-      files_owned += o.files_owned, bound_recalls += o.bound_recalls;
+      files_owned += o.files_owned, bound_recalls += o.bound_recalls, changes += o.changes;
     }
   };
   const Counts& counts() const { return counts_; }
@@ -275,6 +281,10 @@ class World {
       const uint64_t file = *it;
       c.open_files.erase(it);
       send_release(c, file);
+    } else if (r >= 93 && r < 97) {
+      Request change{kFirstFile + pick(0, kFiles - 1)};
+      change.change = true;
+      send_request(c, change);
     }
   }
 
@@ -539,6 +549,8 @@ class World {
     const uint64_t conn = c.connection;
     if (!session_ok(entity) || !sessions_.count(entity)) co_return;
     dir_rights_->used(entity, req.dir);  // MdsService::note_dirs_used
+    // MdsService::serve's ChangeInFlight: counted before any claim, until applied.
+    InFlight change(req.change ? changes_in_flight(instance, req.dir) : nullptr);
     // Held back while rights of the previous instance may cover it (MdsService::serve).
     if (phase_->running() && cache_->holder() != entity) co_await phase_->wait();
     if (instance_ != instance) co_return;
@@ -565,20 +577,30 @@ class World {
       if (instance_ != instance || !session_ok(entity)) co_return;
     }
     check_served(entity, req.dir);
+    if (req.change) {
+      co_await sleep_for(pick(0, 20));  // through the committer
+      if (instance_ != instance || !session_ok(entity)) co_return;
+      changes_[req.dir].push_back(entity);
+      check_change_applied(entity, req.dir);
+      co_return;
+    }
+    const size_t changes_read = changes_[req.dir].size();
     bool owned = false;
     if (req.mkdir) {
       dirs_.push_back(req.made);
       owned = ask_own && dir_rights_->created(entity, req.made);
     } else if (req.open) {
       owned = ask_own && g_now >= file_grants_from_ && !opened_by_others(entity, req.dir) &&
+              *changes_in_flight(instance, req.dir) == 0 &&
               dir_rights_->claimed_existing(entity, req.dir, DirRights::Kind::kFile);
     }
     to_client(
         c,
-        [this, &c, req, epoch, owned] {
+        [this, &c, req, epoch, owned, entity, changes_read] {
           if (req.open) {
             if (!req.reopen) c.open_files.insert(req.dir);
             if (owned && c.rights.own_file_claimed(req.dir, epoch)) {
+              if (c.alone(req.dir)) check_file_taken_up(entity, req.dir, changes_read);
               ++counts_.files_owned;
               trace_(c.entity() + " owns file " + std::to_string(req.dir));
             }
@@ -591,6 +613,26 @@ class World {
           }
         },
         conn);
+  }
+
+  // Counts one change of a file in flight for its lifetime (MdsService::ChangeInFlight).
+  // The count is shared: a coroutine the run leaves suspended ends with the io_context,
+  // after the World's maps.
+  struct InFlight {
+    explicit InFlight(std::shared_ptr<int> count) : count_(std::move(count)) {
+      if (count_) ++*count_;
+    }
+    ~InFlight() {
+      if (count_) --*count_;
+    }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    std::shared_ptr<int> count_;
+  };
+  std::shared_ptr<int> changes_in_flight(uint64_t instance, uint64_t file) {
+    auto& count = changes_in_flight_[{instance, file}];
+    if (!count) count = std::make_shared<int>(0);
+    return count;
   }
 
   // Suspends the calling coroutine for `ms` of virtual time.
@@ -673,6 +715,30 @@ class World {
       CHECK_MESSAGE(!c->alone(dir), "seed " << seed_note_ << ": a request of " << entity
                                             << " on directory " << dir << " served while "
                                             << c->entity() << " caches it alone");
+    }
+  }
+  // A change of `file` by `entity` applied: nobody else may cache the file alone.
+  void check_change_applied(const std::string& entity, uint64_t file) {
+    ++counts_.checks;
+    ++counts_.changes;
+    for (auto& c : clients_) {
+      if (c->entity() == entity) continue;
+      CHECK_MESSAGE(!c->alone(file), "seed " << seed_note_ << ": a change of file " << file
+                                             << " by " << entity << " applied while "
+                                             << c->entity() << " caches it alone");
+    }
+  }
+  // `entity` takes up `file` and may act on it (its lease holds), given when the MDS had
+  // applied `changes_read` changes of it: none by another client may have applied since
+  // (its state would miss them). A client whose lease ran out acts on nothing: the
+  // recall or its eviction reaches it before a renewal could be answered.
+  void check_file_taken_up(const std::string& entity, uint64_t file, size_t changes_read) {
+    ++counts_.checks;
+    const auto& log = changes_[file];
+    for (size_t i = changes_read; i < log.size(); ++i) {
+      CHECK_MESSAGE(log[i] == entity, "seed " << seed_note_ << ": " << entity << " takes up file "
+                                              << file << " without the change " << log[i]
+                                              << " applied after the MDS read it");
     }
   }
   // `entity` is granted exclusive caching: nobody else may cache anything alone.
@@ -791,6 +857,10 @@ class World {
   uint64_t next_dir_ = 100;
   std::map<uint64_t, std::map<std::string, int>> opens_;  // the MDS's: file -> entity -> opens
   int64_t file_grants_from_ = 0;
+  // Changes of files without an open: in flight, by MDS instance and file (the
+  // instance's memory: a failover starts anew), and applied (file -> changers in order).
+  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<int>> changes_in_flight_;
+  std::map<uint64_t, std::vector<std::string>> changes_;
   Counts counts_;
 };
 
@@ -821,13 +891,14 @@ TEST_CASE("sim/rights: no client is served where another still caches alone, ove
                 << " for the bound), " << total.evictions << " evictions, " << total.failovers
                 << " failovers, exclusive caching taken up " << total.exclusive_taken << " times, "
                 << total.dirs_owned << " directories and " << total.files_owned
-                << " files owned");
+                << " files owned, " << total.changes << " changes of files applied");
   // The run went through what it is about.
   CHECK(total.checks > seeds);
   CHECK(total.recalls > seeds);
   CHECK(total.bound_recalls >= seeds);
   CHECK(total.failovers >= seeds);
   CHECK(total.files_owned > seeds);
+  CHECK(total.changes > seeds);
   if (!one) {
     CHECK(total.evictions > seeds / 2);
     CHECK(total.exclusive_taken > seeds);
