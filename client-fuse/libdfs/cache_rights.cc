@@ -128,7 +128,8 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
     // The recall, resent until answered, has not reached this mount yet: which of them
     // it names is unknown here, so they all go (it is answered when it arrives).
     out.dirs_dropped = owned_.size();
-    out.files_dropped = owned_.files();
+    out.invalidate.files = owned_.files();
+    out.invalidate.inos = out.invalidate.files;
     owned_.clear();
   }
   // Anything newer than what this mount applied (a recall, a grant) comes as a pushed
@@ -144,16 +145,19 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
   return out;
 }
 
-bool CacheRights::evicted(std::vector<uint64_t>* files_dropped) {
-  bool held = holds_any();
-  if (files_dropped) *files_dropped = owned_.files();
+std::optional<CacheRights::KernelScope> CacheRights::evicted() {
+  std::optional<KernelScope> scope;
+  if (holds_any()) {
+    scope = KernelScope::all();
+    scope->files = owned_.files();
+  }
   ++ownership_epoch_;
   exclusive_ = false;
   owned_.clear();
   grant_waiting_ = false;
   lease_lapsed_ = false;  // the new session's reply decides
   lapsed_exclusive_ = false;
-  return held;
+  return scope;
 }
 
 }  // namespace dfs::client

@@ -148,14 +148,15 @@ class CacheRights {
   struct Renewal {
     bool was_lapsed = false;
     size_t dirs_dropped = 0;      // a recall of owned directories is under way: all go
-    std::vector<uint64_t> files_dropped;  // the files among them owned by themselves
+    KernelScope invalidate;       // then what the kernel must drop: the sizes it trusts
+                                  // of the files among them owned by themselves
     bool exclusive_back = false;  // the right is unchanged: a grant waits (take_grant)
     bool exclusive_lost = false;  // the MDS moved on: it stays given up (a notice follows)
   };
   Renewal renewed(bool mds_says_exclusive, uint64_t mds_cache_seq, bool dirs_recall_pending);
-  // The session was evicted: every right went with it. True when anything was held;
-  // `files_dropped` gets the files that were owned by themselves (KernelScope::files).
-  bool evicted(std::vector<uint64_t>* files_dropped = nullptr);
+  // The session was evicted: every right went with it. When anything was held, what the
+  // kernel must drop (everything, and the files owned by themselves); else nullopt.
+  std::optional<KernelScope> evicted();
   // The mount is unmounting: no grant is taken up any more.
   void stop() { stopped_ = true; }
 

@@ -37,7 +37,7 @@ void FileClient::on_evicted(const Error& why) {
   for (auto it = states_.begin(); it != states_.end();) {
     auto& st = it->second;
     st->readahead.clear();
-    st->missing_objects.clear();
+    st->forget_holes();
     if (!st->has_unrecorded_writes() && st->deferred_pushes == 0 && !st->write_error &&
         !open_for_writing.count(st->ino)) {
       ++it;
@@ -62,15 +62,13 @@ void FileClient::on_evicted(const Error& why) {
   // Exclusive caching and owned directories went with the session (others changed
   // things since): the new session's reply says whether exclusive caching comes back,
   // and the kernel forgets what it cached.
-  CacheRights::KernelScope scope = CacheRights::KernelScope::all();
-  bool held_rights = rights_.evicted(&scope.files);
-  if (held_rights && kernel_invalidator_ && !stopping_) {
-    spawn_checked(executor(), kernel_invalidator_(std::move(scope)));
+  if (auto scope = rights_.evicted(); scope && kernel_invalidator_ && !stopping_) {
+    spawn_checked(executor(), kernel_invalidator_(std::move(*scope)));
   }
   // What this client knew exactly may have changed since its session was fenced.
   forget_exact_knowledge();
   delegated_next_ = delegated_end_ = 0;  // the range was the old session's
-  held_locks_.evict_session(kOwnSession);  // the MDS dropped them with the session
+  locks_.evicted();  // the MDS dropped them with the session
 
   objects_->take_new_entity();
   spdlog::error(

@@ -49,15 +49,25 @@ bool FileClient::asks_to_own(Ino parent) const {
   return options_.exclusive && !stopping_ && !rights_.lease_lapsed() && !alone(parent);
 }
 
-void FileClient::claim_granted(Ino parent, uint64_t epoch) {
-  spawn_checked(executor(), settle_claim(parent, epoch, mds_.answers_mark()));
+void FileClient::owned_granted(Ino ino, Granted what, uint64_t epoch) {
+  // No answer from before the grant can still arrive: owned at once.
+  if (mds_.calls_running() == 0) {
+    take_owned(ino, what, epoch);
+    return;
+  }
+  spawn_checked(executor(), settle_owned(ino, what, epoch, mds_.answers_mark()));
 }
 
-awaitable<void> FileClient::settle_claim(Ino parent, uint64_t epoch, uint64_t mark) {
+awaitable<void> FileClient::settle_owned(Ino ino, Granted what, uint64_t epoch, uint64_t mark) {
   co_await mds_.answers_settled(mark);
-  if (stopping_ || !rights_.own_claimed(parent, epoch)) co_return;
-  spdlog::debug("directory {} is owned by this mount from now on ({} owned)", parent,
-                rights_.owned().size());
+  if (!stopping_) take_owned(ino, what, epoch);
+}
+
+void FileClient::take_owned(Ino ino, Granted what, uint64_t epoch) {
+  bool dir = what == Granted::kDirectory;
+  if (!(dir ? rights_.own_claimed(ino, epoch) : rights_.own_file_claimed(ino, epoch))) return;
+  spdlog::debug("{} {:#x} is owned by this mount from now on ({} owned)",
+                dir ? "directory" : "file", ino, rights_.owned().size());
 }
 
 void FileClient::forget_exact_knowledge() {
@@ -91,8 +101,8 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     spdlog::info("exclusive caching recalled by the MDS ({}): pushing what was deferred",
                  reason);
   } else if (give_up.dropped && rights_.exclusive()) {
-    spdlog::info("owned directories or files recalled by the MDS ({}): exclusive caching covers them "
-                 "still, nothing to push",
+    spdlog::info("owned directories or files recalled by the MDS ({}): exclusive caching "
+                 "covers them still, nothing to push",
                  reason);
   } else if (give_up.dropped) {
     spdlog::info("owned directories or files recalled by the MDS ({}): pushing what was deferred",
@@ -132,7 +142,9 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     }
     forget_exact_knowledge();  // it may change under us from now on
     for (auto& [ino, st] : states_) {
-      if (!alone(ino)) st->readahead.clear();
+      if (alone(ino)) continue;
+      st->readahead.clear();
+      st->forget_holes();  // others may write there from now on
     }
     // Closed files kept lingering go now (their MDS opens included).
     std::vector<std::shared_ptr<FileState>> lingering;
@@ -203,12 +215,9 @@ void FileClient::on_renewed(const proto::RenewReply& reply) {
                  "(a recall is under way)",
                  renewal.dirs_dropped);
   }
-  if (!renewal.files_dropped.empty() && kernel_invalidator_ && !stopping_) {
+  if (!renewal.invalidate.empty() && kernel_invalidator_ && !stopping_) {
     // The lapse had the kernel drop what it could; the files' sizes it trusts go too.
-    CacheRights::KernelScope scope;
-    scope.inos = renewal.files_dropped;
-    scope.files = std::move(renewal.files_dropped);
-    spawn_checked(executor(), kernel_invalidator_(std::move(scope)));
+    spawn_checked(executor(), kernel_invalidator_(std::move(renewal.invalidate)));
   }
   if (renewal.exclusive_lost) {
     spdlog::info("the MDS answers again; exclusive caching stays given up (the MDS moved on)");

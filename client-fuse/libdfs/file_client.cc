@@ -41,14 +41,18 @@ proto::Timespec now_timespec() {
 FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> objects)
     : options_(std::move(options)),
       objects_(std::move(objects)),
+      io_(*objects_, ObjectIo::Options{options_.readahead_bytes, options_.max_parallel_objects,
+                                       options_.write_behind_bytes}),
       mds_(*objects_),
       rights_(options_.exclusive),
-      listings_(options_.exclusive ? options_.prefetch_listings : 0),
-      data_ahead_(options_.exclusive ? options_.data_ahead_bytes : 0),
-      listing_arrived_(objects_->executor()) {
-  listing_arrived_.expires_at(asio::steady_timer::time_point::max());
+      locks_(mds_),
+      walk_(objects_->executor(), mds_, io_,
+            WalkAhead::Options{options_.exclusive ? options_.prefetch_listings : 0,
+                               options_.exclusive ? options_.data_ahead_bytes : 0,
+                               options_.readdir_inline_max},
+            [this] { return changes(); }) {
   mds_.on_new_instance([this]() -> awaitable<void> {
-    co_await reassert_locks();
+    co_await locks_.reassert();
     co_await reopen_all("the MDS restarted");
   });
   mds_.on_fenced([this](const Error& why) { on_evicted(why); });
@@ -62,7 +66,7 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
     request.set_holds_exclusive(rights_.exclusive());
     for (Ino dir : rights_.owned().dirs()) request.add_owned_dirs(dir);
     for (Ino file : rights_.owned().files()) request.add_owned_files(file);
-    request.set_reasserts_locks(held_locks_.locks_held(kOwnSession) > 0);
+    request.set_reasserts_locks(locks_.holds_any());
   });
   mds_.on_renewed([this](const proto::RenewReply& reply) { on_renewed(reply); });
   mds_.deferred_queue().set_late_source([this] { return take_attr_changes(); });
@@ -96,7 +100,7 @@ FileClient::~FileClient() {
     if (self->flusher_timer_) self->flusher_timer_->cancel();
     if (self->lease_timer_) self->lease_timer_->cancel();
     if (self->deferred_timer_) self->deferred_timer_->cancel();
-    self->listing_arrived_.cancel();
+    self->walk_.stop();
     co_return;
   }(this));
   objects_.reset();
@@ -186,7 +190,7 @@ awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAtt
     // Write-behind: the writes still running are recorded later, by a CommitWrite that
     // sets the mtime it carries and clears setuid/setgid for a non-root writer; an
     // explicit mtime becomes the one it carries, and a mode change waits for it.
-    if ((args.valid & kSetMode) && !st->writer.is_root()) co_await drain_object_writes(st);
+    if ((args.valid & kSetMode) && !st->writer.is_root()) co_await io_.drain(st);
     if (args.valid & kSetMtime) {
       st->mtime = (args.valid & kSetMtimeNow) ? now_timespec() : args.mtime;
     }
@@ -277,7 +281,7 @@ awaitable<Result<proto::Inode>> FileClient::mknod(Creds creds, Ino parent, std::
   Result<proto::Inode> inode = made ? Result<proto::Inode>(made->inode())
                                     : Result<proto::Inode>(unexpected(made.error()));
   if (made) {
-    if (made->parent_owned()) claim_granted(parent, epoch);
+    if (made->parent_owned()) owned_granted(parent, Granted::kDirectory, epoch);
     learn_reply(*made);
     prefer_newer(*inode);
     // Not if a recall came meanwhile: it may have been this directory's (the MDS's
@@ -452,7 +456,7 @@ awaitable<Status> FileClient::setxattr(Creds creds, Ino ino, std::string name, s
   if (defer_setxattr(creds, request)) co_return ok_status();
   if (auto st = held(ino)) {
     // A write pushed after this would clear security.capability again.
-    if (request.name() == "security.capability") co_await drain_object_writes(st);
+    if (request.name() == "security.capability") co_await io_.drain(st);
     DFS_CO_AWAIT_CHECK(flush_state(st));
   }
   DFS_CO_AWAIT_TRY(auto reply,

@@ -5,6 +5,14 @@
 // pushed to the MDS on flush, fsync, release, setattr, sync_all() and every
 // commit_interval. Everything runs on the ObjectClient's single I/O thread: call the
 // awaitable API there (run() does that for blocking callers); it needs no locks.
+//
+// Its parts, each the one owner of its state: MdsSession (the session, its calls and
+// the DeferredQueue of changes answered here and not yet applied), CacheRights (what the
+// MDS granted, and giving it back), KnownInodes, DirCache and ListedData (what the mount
+// knows of inodes, names and listed inline data), ObjectIo (files' bytes in their
+// objects), WalkAhead (what a tree walk gets fetched ahead) and MountLocks (cluster-wide
+// locks). The FileClient holds the open files and decides, per inode, which fast path
+// a right allows (alone()).
 #pragma once
 
 #include <algorithm>
@@ -22,15 +30,16 @@
 #include "client-fuse/libdfs/async_sync.h"
 #include "client-fuse/libdfs/cache_rights.h"
 #include "client-fuse/libdfs/creds.h"
-#include "client-fuse/libdfs/data_ahead.h"
 #include "client-fuse/libdfs/deferred_errors.h"
 #include "client-fuse/libdfs/dir_cache.h"
 #include "client-fuse/libdfs/known_inodes.h"
-#include "client-fuse/libdfs/listing_prefetch.h"
+#include "client-fuse/libdfs/listed_data.h"
 #include "client-fuse/libdfs/mds_session.h"
+#include "client-fuse/libdfs/mount_locks.h"
 #include "client-fuse/libdfs/object_client.h"
+#include "client-fuse/libdfs/object_io.h"
 #include "client-fuse/libdfs/striping.h"
-#include "common/locks/lock_table.h"
+#include "client-fuse/libdfs/walk_ahead.h"
 
 namespace dfs::client {
 
@@ -307,24 +316,11 @@ class FileClient {
   StripeLayout layout_of(const proto::Inode& inode) const;
   uint64_t inline_threshold() const { return mds_.session().inline_threshold(); }
 
-  // Data paths (file_io.cc).
-  awaitable<Result<std::string>> read_objects(std::shared_ptr<FileState> st, uint64_t offset,
-                                              uint64_t length);
-  awaitable<Result<std::string>> read_with_readahead(std::shared_ptr<Handle> h, uint64_t offset,
-                                                     uint64_t length);
-  // Starts reading [from, from + window) of the file ahead of the reader.
-  void prefetch(std::shared_ptr<FileState> st, uint64_t from, uint64_t window);
-  awaitable<Status> write_objects(std::shared_ptr<FileState> st, uint64_t offset, std::string data);
-  // Write-behind (write_behind.cc). Every object write is bracketed by
-  // object_write_started / object_write_ended, which keep the size the MDS may record
-  // behind the writes still running and wake drain_object_writes.
-  void object_write_started(FileState& st);
-  void object_write_ended(FileState& st, uint64_t end, bool written);
-  awaitable<void> drain_object_writes(std::shared_ptr<FileState> st);
+  // Data paths (file_io.cc; the objects' side is ObjectIo). Write-behind
+  // (write_behind.cc): whether a write may be acknowledged before its OSDs answer, and
+  // the task that runs it; `guard` is the file's shared io lock, held until it ends.
   awaitable<void> drain_all_object_writes();
   bool may_write_behind(const FileState& st, uint64_t length) const;
-  bool overlaps_behind(const FileState& st, uint64_t offset, uint64_t length) const;
-  // Runs an acknowledged write; `guard` is the file's shared io lock, held until it ends.
   awaitable<void> write_behind(std::shared_ptr<FileState> st, ReadGuard guard, uint64_t offset,
                                std::string data);
   // A closed file whose last write-behind ended: its size goes to the MDS, and the state
@@ -349,19 +345,6 @@ class FileClient {
   awaitable<void> flusher_loop();
   // The locks taken through a handle that is being released (file_locks.cc).
   awaitable<void> release_locks_of(const Handle& h, bool flock_release, uint64_t lock_owner);
-  awaitable<void> send_lock_release(Ino ino, uint32_t kind, uint64_t owner);
-  uint64_t locks_taken_ = 0;  // grants so far (a release is sent only once there were some)
-  // What this mount holds, as the MDS's table has it (session 1 stands for this one):
-  // every granted lock, unlock and release is applied here too, so that after a failover
-  // the mount can re-assert exactly what it held (reassert_locks).
-  locks::LockTable held_locks_{locks::LockTableOptions{}};
-  static constexpr locks::SessionId kOwnSession = 1;
-  void note_held(const proto::FileLock& lock);
-  // After a failover (the MDS's table is new): re-asserts held_locks_; the ones refused
-  // are lost, and dropped here. Through call_alone (it runs in the new-instance hook).
-  awaitable<void> reassert_locks();
-  // Waits cancelled before their request went out (the signal came first).
-  std::set<uint64_t> cancelled_waits_;
   // Re-sends kMdsOpen for every open handle (the MDS restarted, or a new session).
   awaitable<void> reopen_all(std::string why);
   // Eviction (eviction.cc): the MDS fenced this mount's session (it did not renew in
@@ -390,21 +373,22 @@ class FileClient {
   // Whether a create in `parent` asks the MDS to own it (MknodRequest.own_parent): an
   // existing directory nobody owns becomes this mount's, as if it had created it.
   bool asks_to_own(Ino parent) const;
-  // The MDS gave `parent` to a create asked for at ownership epoch `epoch`. It is owned
+  // What an answer of the MDS gave this mount: the parent directory of a create
+  // (MknodReply.parent_owned) or a file (InodeReply.owned, MknodReply.owned).
+  enum class Granted { kDirectory, kFile };
+  // The MDS gave `ino` to a request asked for at ownership epoch `epoch`. It is owned
   // here once the answers to calls started before this reply are in (they may predate
-  // the grant), unless a recall came meanwhile.
-  void claim_granted(Ino parent, uint64_t epoch);
-  awaitable<void> settle_claim(Ino parent, uint64_t epoch, uint64_t mark);
+  // the grant), at once when no other call is running (an open's handle then uses the
+  // page cache), and only if no recall came meanwhile.
+  void owned_granted(Ino ino, Granted what, uint64_t epoch);
+  awaitable<void> settle_owned(Ino ino, Granted what, uint64_t epoch, uint64_t mark);
+  // Takes up the grant (CacheRights::own_claimed or own_file_claimed), unless a recall
+  // or an eviction came since `epoch`.
+  void take_owned(Ino ino, Granted what, uint64_t epoch);
   // Whether an open of `ino` with `flags` asks the MDS to own the file
   // (OpenRequest.own): a file nobody else has open becomes this mount's
   // (docs/capabilities.md, "File rights").
   bool asks_to_own_file(Ino ino, int flags) const;
-  // The MDS gave `file` to an open asked for at ownership epoch `epoch`: owned at once
-  // when no other call is running (the open's handle then uses the page cache), else
-  // once the answers to calls started before are in; in both cases only if no recall
-  // came meanwhile.
-  void file_granted(Ino file, uint64_t epoch);
-  awaitable<void> settle_file_claim(Ino file, uint64_t epoch, uint64_t mark);
   // Takes up a granted right once no file is open here: an open file's state was last
   // refreshed at its open, and another mount may have changed the file since.
   void take_grant_when_quiet();
@@ -505,31 +489,16 @@ class FileClient {
   // Moves whenever anything may have changed through this client: a listing fetched
   // ahead is used only if it has not moved since the listing was asked for.
   uint64_t changes() const { return mds_.visible_changes() + setattr_calls_; }
-  ListingPrefetch::Question listing_question(const Creds& creds, uint32_t max_entries) const;
-  // The listing of `dir` fetched ahead for this question, once one in flight arrives;
-  // nullopt: there is none (or it went stale), ask the MDS.
-  awaitable<std::optional<proto::ReaddirReply>> listing_fetched_ahead(Ino dir, const Creds& creds,
-                                                                      uint32_t max_entries);
-  // Queues the subdirectories `reply` names to be listed ahead, and starts fetches.
-  void list_subdirs_ahead(const Creds& creds, uint32_t max_entries, const proto::ReaddirReply& reply);
-  void start_listings_ahead();
-  awaitable<void> fetch_listing_ahead(ListingPrefetch::Fetch fetch);
-  // Object files' data fetched ahead of a reading walk (data_ahead.h).
-  void want_data_ahead(const proto::Inode& inode);
-  void start_data_ahead();
-  awaitable<void> fetch_data_ahead(DataAhead::Fetch fetch);
   // A read from the start of a file that has no pieces yet: its data fetched ahead.
   void take_data_ahead(FileState& st);
 
-  // Runs tasks with at most max_parallel_objects in flight.
-  template <class T>
-  awaitable<std::vector<T>> bounded_gather(std::vector<awaitable<T>> tasks);
-
   FileClientOptions options_;
   std::unique_ptr<ObjectClient> objects_;
+  ObjectIo io_;  // files' bytes in their objects: reads, readahead, writes, write-behind
   MdsSession mds_;
   // The rights the MDS granted this mount and the state of giving them back.
   CacheRights rights_;
+  MountLocks locks_;  // the cluster-wide locks this mount takes and holds
   std::unordered_map<Ino, std::shared_ptr<FileState>> states_;  // open or dirty files
   std::unordered_map<Fh, std::shared_ptr<Handle>> handles_;
   // What the MDS last told us about each inode the kernel holds, and the attribute
@@ -545,26 +514,9 @@ class FileClient {
   bool deferred_flush_scheduled_ = false;
   std::shared_ptr<asio::steady_timer> deferred_timer_;
   DirCache dirs_;  // names of directories we created: negative lookups answered here
-  // Listings fetched ahead of a tree walk (readdir_ahead.cc); sized in the constructor.
-  ListingPrefetch listings_;
-  DataAhead data_ahead_;
-  asio::steady_timer listing_arrived_;  // cancelled whenever a listing fetched ahead ends
+  WalkAhead walk_;  // listings and data fetched ahead of a tree walk
   uint64_t setattr_calls_ = 0;
-  uint64_t changes_at_last_walk_ = 0;  // changes() at the last listing from the start
-  // Inline files' data from listings, by inode, with the inode version it belongs to;
-  // taken by the first read-only open. Bounded: past kMaxListedBytes the oldest go.
-  struct ListedData {
-    uint64_t version = 0;
-    uint64_t order = 0;  // its place in listed_order_
-    std::string data;
-  };
-  std::unordered_map<Ino, ListedData> listed_data_;
-  std::deque<std::pair<Ino, uint64_t>> listed_order_;  // oldest first; stale pairs skipped
-  uint64_t listed_next_order_ = 0;
-  size_t listed_bytes_ = 0;
-  void drop_listed_data(Ino ino);
-  // Takes the inode's inline data (leaving the inode without it).
-  void remember_listed_data(proto::Inode& inode);
+  ListedData listed_;  // inline files' data from listings, for their first open
   // A read-only open in exclusive mode of an inline file whose data we hold (a held
   // state, or a listing's): answered here, nothing for the MDS to count.
   std::optional<OpenFile> open_locally(const Creds& creds, Ino ino, int flags);
@@ -573,30 +525,11 @@ class FileClient {
   // A state opened from data fetched ahead is about to lose that data (a truncate):
   // the MDS counts its open from now on, as if it had been opened there.
   awaitable<Status> unpin_data(const std::shared_ptr<FileState>& st, const Creds& creds);
-  uint64_t behind_bytes_ = 0;      // write-behind bytes not yet on the OSDs
-  uint64_t behind_writes_ = 0;     // writes acknowledged early, for the unmount log
-  uint64_t behind_failures_ = 0;   // ... of which failed afterwards
   Fh next_fh_ = 1;
   bool stopping_ = false;
   bool releases_unreachable_ = false;  // shutdown: a release found the MDS gone
   std::shared_ptr<asio::steady_timer> flusher_timer_;
 };
-
-template <class T>
-awaitable<std::vector<T>> FileClient::bounded_gather(std::vector<awaitable<T>> tasks) {
-  size_t limit = std::max<size_t>(1, options_.max_parallel_objects);
-  if (tasks.size() <= limit) co_return co_await gather(std::move(tasks));
-  std::vector<T> out;
-  out.reserve(tasks.size());
-  for (size_t i = 0; i < tasks.size(); i += limit) {
-    std::vector<awaitable<T>> batch;
-    for (size_t j = i; j < std::min(tasks.size(), i + limit); ++j)
-      batch.push_back(std::move(tasks[j]));
-    auto results = co_await gather(std::move(batch));
-    for (auto& r : results) out.push_back(std::move(r));
-  }
-  co_return out;
-}
 
 template <class T>
 void FileClient::after_add(Ino parent, const std::string& name, const Result<T>& result) {

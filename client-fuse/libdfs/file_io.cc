@@ -20,8 +20,6 @@ proto::Inode* known_inode(KnownInodes& known, uint64_t ino) {
   return k ? &k->inode : nullptr;
 }
 
-constexpr uint64_t kMaxPrefetchPiece = 1u << 20;  // the size of the largest FUSE read
-
 void note_write(FileState& st, const Handle& h, proto::Inode* known) {
   st.mtime = now_timespec();
   st.writer = h.creds;
@@ -42,125 +40,11 @@ awaitable<Result<std::string>> FileClient::read(Fh fh, uint64_t offset, uint64_t
   ReadGuard guard(st->io);
   if (st->is_inline) co_return st->inline_data.read(offset, length);
   // The kernel may have dropped the pages of an acknowledged write still on its way.
-  if (st->object_writes_running > 0) co_await drain_object_writes(st);
+  if (st->object_writes_running > 0) co_await io_.drain(st);
   if (offset >= st->size || length == 0) co_return std::string();
   length = std::min(length, st->size - offset);
-  co_return co_await read_with_readahead(h, offset, length);
-}
-
-awaitable<Result<std::string>> FileClient::read_objects(std::shared_ptr<FileState> st,
-                                                        uint64_t offset, uint64_t length) {
-  auto all = map_range(st->layout, offset, length);
-  uint64_t gen = st->write_gen;
-  std::vector<ObjectExtent> extents;
-  std::vector<awaitable<Result<std::string>>> tasks;
-  for (const auto& e : all) {
-    if (options_.exclusive && st->missing_objects.count(e.object_index)) continue;  // a hole
-    extents.push_back(e);
-    tasks.push_back(objects_->read(st->layout.pool, object_name(st->ino, e.object_index),
-                                   e.object_offset, e.length));
-  }
-  auto results = co_await bounded_gather(std::move(tasks));
-  if (all.size() == 1 && results.size() == 1 && results[0] && results[0]->size() == length) {
-    co_return std::move(*results[0]);
-  }
-  std::string out(length, '\0');  // holes and short objects read as zeros
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (!results[i]) {
-      if (results[i].error().code() == ErrorCode::kNotFound) {
-        if (st->write_gen == gen) st->missing_objects.insert(extents[i].object_index);
-        continue;
-      }
-      co_return unexpected(
-          std::move(results[i])
-              .error()
-              .with_context("reading object " + object_name(st->ino, extents[i].object_index)));
-    }
-    std::memcpy(out.data() + extents[i].buffer_offset, results[i]->data(),
-                std::min<uint64_t>(results[i]->size(), extents[i].length));
-  }
-  co_return out;
-}
-
-namespace {
-
-// A piece that holds `offset` is prefetched or in flight already (a whole file's data
-// fetched ahead is one piece bigger than the prefetch pieces).
-bool covered_by_readahead(const FileState& st, uint64_t offset) {
-  auto it = st.readahead.upper_bound(offset);
-  if (it == st.readahead.begin()) return false;
-  --it;
-  return it->first + it->second->length > offset;
-}
-
-}  // namespace
-
-void FileClient::prefetch(std::shared_ptr<FileState> st, uint64_t from, uint64_t window) {
-  uint64_t piece = std::min<uint64_t>(st->layout.object_size, kMaxPrefetchPiece);
-  uint64_t end = std::min(st->size, from + window);
-  for (uint64_t off = from / piece * piece; off < end; off += piece) {
-    if (covered_by_readahead(*st, off)) continue;
-    auto p = std::make_shared<Prefetch>();
-    p->offset = off;
-    p->length = std::min(piece, st->size - off);
-    st->readahead[off] = p;
-    spawn_checked(executor(),
-                  [](FileClient* self, std::shared_ptr<FileState> state,
-                     std::shared_ptr<Prefetch> pf) -> awaitable<void> {
-                    pf->data = co_await self->read_objects(state, pf->offset, pf->length);
-                    pf->done.set();
-                  }(this, st, p));
-  }
-  // Keep the window bounded: what lies behind the reader goes first.
-  size_t max_pieces = options_.readahead_bytes / piece + 2;
-  while (st->readahead.size() > max_pieces) st->readahead.erase(st->readahead.begin());
-}
-
-awaitable<Result<std::string>> FileClient::read_with_readahead(std::shared_ptr<Handle> h,
-                                                               uint64_t offset, uint64_t length) {
-  auto st = h->state;
-  if (offset == 0 && st->readahead.empty() && data_ahead_.enabled()) take_data_ahead(*st);
-  h->sequential = offset == h->next_read ? h->sequential + 1 : 0;
-  h->next_read = offset + length;
-  // Pieces wholly behind a sequential reader are done with (not pinned data).
-  while (!st->data_pinned && !st->readahead.empty()) {
-    auto first = st->readahead.begin();
-    if (first->first + first->second->length > offset) break;
-    st->readahead.erase(first);
-  }
-  if (options_.readahead_bytes > 0 && h->sequential > 0) {
-    prefetch(st, offset + length, options_.readahead_bytes);
-  } else if (options_.readahead_bytes > 0 && offset == 0 && length < st->size) {
-    // A read from the start is most often the first of a whole-file read (cp, rsync,
-    // tar): the kernel would ask for the rest in a few more sequential reads, one OSD
-    // round trip each; fetch the next piece alongside this one instead.
-    prefetch(st, length, std::min<uint64_t>(options_.readahead_bytes, kMaxPrefetchPiece));
-  }
-
-  // Serve from prefetched pieces when they cover the whole range.
-  std::vector<std::shared_ptr<Prefetch>> pieces;
-  uint64_t pos = offset;
-  while (pos < offset + length) {
-    auto it = st->readahead.upper_bound(pos);
-    if (it == st->readahead.begin()) break;
-    --it;
-    if (it->first + it->second->length <= pos) break;
-    pieces.push_back(it->second);
-    pos = it->first + it->second->length;
-  }
-  if (pos < offset + length) co_return co_await read_objects(st, offset, length);
-  std::string out(length, '\0');
-  for (const auto& p : pieces) {
-    co_await p->done.wait();
-    if (!p->data) co_return co_await read_objects(st, offset, length);
-    uint64_t from = std::max(offset, p->offset);
-    uint64_t to = std::min(offset + length, p->offset + p->length);
-    if (from - p->offset < p->data->size()) {
-      uint64_t n = std::min<uint64_t>(to - from, p->data->size() - (from - p->offset));
-      std::memcpy(out.data() + (from - offset), p->data->data() + (from - p->offset), n);
-    }
-  }
-  co_return out;
+  if (offset == 0 && st->readahead.empty() && walk_.data_enabled()) take_data_ahead(*st);
+  co_return co_await io_.read_through(h, offset, length, alone(st->ino));
 }
 
 // --- writes ---
@@ -172,7 +56,7 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
   if (!st) co_return make_error(ErrorCode::kIsDirectory, "not a regular file");
   uint64_t length = data.size();
   if (length == 0) co_return uint64_t{0};
-  data_ahead_.drop(st->ino);
+  walk_.drop_data(st->ino);
   if (append && !alone(st->ino)) {
     DFS_CO_AWAIT_TRY(offset, reserve_append(st, h->creds, length));
     append = false;
@@ -190,20 +74,18 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
       }
       if (!st->is_inline) {
         // An earlier acknowledged write to these bytes lands first.
-        if (overlaps_behind(*st, offset, length)) co_await drain_object_writes(st);
+        if (io_.overlaps_behind(*st, offset, length)) co_await io_.drain(st);
         st->readahead.clear();
-        object_write_started(*st);
+        io_.write_started(*st);
         if (from_page_cache && may_write_behind(*st, length)) {
           st->size = std::max(st->size, offset + length);
           note_write(*st, *h, known_inode(known_, st->ino));
-          st->behind.emplace(offset, offset + length);
-          behind_bytes_ += length;
-          ++behind_writes_;
+          io_.behind_started(*st, offset, length);
           spawn_checked(executor(), write_behind(st, std::move(guard), offset, std::move(data)));
           co_return length;
         }
-        Status written = co_await write_objects(st, offset, std::move(data));
-        object_write_ended(*st, offset + length, written.has_value());
+        Status written = co_await io_.write(st, offset, std::move(data));
+        io_.write_ended(*st, offset + length, written.has_value());
         if (!written) co_return unexpected(std::move(written).error());
         st->readahead.clear();
         st->size = std::max(st->size, offset + length);
@@ -238,30 +120,6 @@ awaitable<Result<uint64_t>> FileClient::reserve_append(std::shared_ptr<FileState
   co_return reply.inode().size() - length;
 }
 
-awaitable<Status> FileClient::write_objects(std::shared_ptr<FileState> st, uint64_t offset,
-                                            std::string data) {
-  auto extents = map_range(st->layout, offset, data.size());
-  std::vector<awaitable<Result<proto::WriteReply>>> tasks;
-  for (const auto& e : extents) {
-    st->missing_objects.erase(e.object_index);  // before the write: a read must not skip it
-    ++st->write_gen;
-    std::string piece =
-        extents.size() == 1 ? std::move(data) : data.substr(e.buffer_offset, e.length);
-    tasks.push_back(objects_->write(st->layout.pool, object_name(st->ino, e.object_index),
-                                    e.object_offset, std::move(piece)));
-  }
-  auto results = co_await bounded_gather(std::move(tasks));
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (!results[i]) {
-      co_return unexpected(
-          std::move(results[i])
-              .error()
-              .with_context("writing object " + object_name(st->ino, extents[i].object_index)));
-    }
-  }
-  co_return ok_status();
-}
-
 awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
   co_await st->io.lock();
   WriteGuard guard(st->io);
@@ -292,7 +150,7 @@ awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
   st->is_inline = false;
   st->inline_data.clear();
   if (!dirty.bytes.empty()) {
-    auto written = co_await write_objects(st, dirty.offset, std::move(dirty.bytes));
+    auto written = co_await io_.write(st, dirty.offset, std::move(dirty.bytes));
     if (!written) {
       st->write_error = written.error();
       co_return unexpected(std::move(written).error());
@@ -399,7 +257,7 @@ awaitable<Status> FileClient::fsync(Fh fh) {
   if (auto st = h->state) {
     co_await st->flush_mu.lock();
     MutexGuard guard(st->flush_mu);
-    co_await drain_object_writes(st);  // write-behind: fsync is where it must have landed
+    co_await io_.drain(st);  // write-behind: fsync is where it must have landed
     DFS_CO_AWAIT_CHECK(flush_locked(st, &durable));
   }
   // The last push came back durable (and with it everything applied before): done.
@@ -430,7 +288,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
   // we wrote first, so buffered state goes out before, under the file's locks.
   std::shared_ptr<FileState> st;
   if (auto it = states_.find(ino); it != states_.end()) st = it->second;
-  data_ahead_.drop(ino);
+  walk_.drop_data(ino);
   std::optional<MutexGuard> flush_guard;
   std::optional<WriteGuard> io_guard;
   if (st) {
@@ -446,7 +304,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     DFS_CO_AWAIT_CHECK(commit_size_locked(st));
     DFS_CO_AWAIT_CHECK(unpin_data(st, creds));
     st->readahead.clear();
-    st->missing_objects.clear();
+    st->forget_holes();
   }
   DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::InodeReply>(
                                    rpc::kMdsSetAttr, setattr_request(ino, args), creds, true));

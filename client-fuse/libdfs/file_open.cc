@@ -50,8 +50,8 @@ void FileClient::forget(Ino ino) {
     rights_.owned().file_left(ino);
   }
   dirs_.forget(ino);
-  drop_listed_data(ino);
-  data_ahead_.drop(ino);
+  listed_.drop(ino);
+  walk_.drop_data(ino);
 }
 
 std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
@@ -63,7 +63,7 @@ std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
   if (!slot) slot = std::make_shared<FileState>(inode.ino());
   else if (!refresh) return slot;
   slot->readahead.clear();
-  slot->missing_objects.clear();
+  slot->forget_holes();
   slot->layout = layout_of(inode);
   slot->is_inline = inode.inline_();
   slot->size = inode.size();
@@ -115,41 +115,6 @@ OpenFile FileClient::open_handle(const Creds& creds, proto::Inode inode, int fla
 // keeps that data (data_pinned) until its last handle closes, and its reads are served
 // from it. A truncate, which would drop the data, first has the MDS count the open
 // (unpin_data); a write needs a writable handle, whose open the MDS counts anyway.
-void FileClient::remember_listed_data(proto::Inode& inode) {
-  // Room for the inline files of many directories listed ahead of being read (rsync
-  // and tar list a whole subtree first); whatever is not opened in time goes first.
-  constexpr size_t kMaxListedBytes = 64u << 20;
-  drop_listed_data(inode.ino());
-  std::string data = std::move(*inode.mutable_inline_data());
-  inode.clear_inline_data();
-  while (listed_bytes_ + data.size() > kMaxListedBytes && !listed_order_.empty()) {
-    auto [oldest, order] = listed_order_.front();
-    listed_order_.pop_front();
-    auto it = listed_data_.find(oldest);
-    if (it != listed_data_.end() && it->second.order == order) drop_listed_data(oldest);
-  }
-  if (listed_order_.size() > 2 * listed_data_.size() + 1024) {
-    // Most entries were taken by opens: forget their places.
-    std::erase_if(listed_order_, [this](const auto& place) {
-      auto it = listed_data_.find(place.first);
-      return it == listed_data_.end() || it->second.order != place.second;
-    });
-  }
-  ListedData& slot = listed_data_[inode.ino()];
-  slot.version = inode.version();
-  slot.order = listed_next_order_++;
-  slot.data = std::move(data);
-  listed_bytes_ += slot.data.size();
-  listed_order_.emplace_back(inode.ino(), slot.order);
-}
-
-void FileClient::drop_listed_data(Ino ino) {
-  auto it = listed_data_.find(ino);
-  if (it == listed_data_.end()) return;
-  listed_bytes_ -= it->second.data.size();
-  listed_data_.erase(it);
-}
-
 std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, int flags) {
   if (!exclusive_now() || options_.readdir_inline_max == 0) return std::nullopt;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return std::nullopt;
@@ -159,30 +124,25 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
     if (!st->is_inline) return std::nullopt;
     return open_handle(creds, k->inode, flags, false);
   }
-  auto listed = listed_data_.find(ino);
-  if (listed == listed_data_.end()) return std::nullopt;
-  std::optional<OpenFile> opened;
-  if (listed->second.version == k->inode.version()) {
-    proto::Inode inode = k->inode;
-    inode.set_inline_data(std::move(listed->second.data));
-    opened = open_handle(creds, std::move(inode), flags, false);
-    opened->inode.clear_inline_data();
-    handles_[opened->fh]->offer_to_page_cache = true;
-  }
-  drop_listed_data(ino);
+  auto data = listed_.take(ino, k->inode.version());
+  if (!data) return std::nullopt;
+  proto::Inode inode = k->inode;
+  inode.set_inline_data(std::move(*data));
+  OpenFile opened = open_handle(creds, std::move(inode), flags, false);
+  opened.inode.clear_inline_data();
+  handles_[opened.fh]->offer_to_page_cache = true;
   return opened;
 }
 
 awaitable<std::optional<OpenFile>> FileClient::open_from_data_ahead(const Creds& creds, Ino ino,
                                                                     int flags) {
-  if (!exclusive_now() || !data_ahead_.enabled() || held(ino)) co_return std::nullopt;
+  if (!exclusive_now() || !walk_.data_enabled() || held(ino)) co_return std::nullopt;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) co_return std::nullopt;
   const Known* k = known(ino);
   if (!k || !k->exact || !S_ISREG(k->inode.mode()) || k->inode.inline_()) co_return std::nullopt;
   const uint64_t version = k->inode.version();
-  auto piece = data_ahead_.take(ino, version);
+  auto piece = walk_.take_data(ino, version);
   if (!piece) co_return std::nullopt;
-  start_data_ahead();  // its slot and credits are free again
   co_await piece->done.wait();
   // Anything may have happened meanwhile: only the same file, still unopened, is opened
   // from this data; otherwise the MDS opens it (the data is dropped).
@@ -262,7 +222,7 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   overlay(inode);
   // Owned before the state is made: the state then starts from this answer, which is
   // the truth (nobody else has the file open), and its handle may use the page cache.
-  if (reply.owned()) file_granted(ino, epoch);
+  if (reply.owned()) owned_granted(ino, Granted::kFile, epoch);
   co_return open_handle(creds, std::move(inode), flags, true);
 }
 
@@ -273,24 +233,6 @@ bool FileClient::asks_to_own_file(Ino ino, int flags) const {
   // file's state is not refreshed from answers.
   return (flags & O_ACCMODE) != O_RDONLY && options_.exclusive && !stopping_ &&
          !rights_.lease_lapsed() && !alone(ino) && !held(ino);
-}
-
-void FileClient::file_granted(Ino file, uint64_t epoch) {
-  if (mds_.calls_running() == 0) {
-    // No answer of before the grant can still arrive: owned at once, so this very open
-    // gets the page cache (a single open that maps the file shared needs it).
-    if (rights_.own_file_claimed(file, epoch)) {
-      spdlog::debug("file {:#x} is owned by this mount from now on", file);
-    }
-    return;
-  }
-  spawn_checked(executor(), settle_file_claim(file, epoch, mds_.answers_mark()));
-}
-
-awaitable<void> FileClient::settle_file_claim(Ino file, uint64_t epoch, uint64_t mark) {
-  co_await mds_.answers_settled(mark);
-  if (stopping_ || !rights_.own_file_claimed(file, epoch)) co_return;
-  spdlog::debug("file {:#x} is owned by this mount from now on", file);
 }
 
 awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::string name,
@@ -317,8 +259,10 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   after_add(parent, name, result);
   if (!result) co_return unexpected(std::move(result).error());
   proto::MknodReply made = std::move(*result);
-  if (made.parent_owned()) claim_granted(parent, epoch);
-  if (made.owned() && S_ISREG(made.inode().mode())) file_granted(made.inode().ino(), epoch);
+  if (made.parent_owned()) owned_granted(parent, Granted::kDirectory, epoch);
+  if (made.owned() && S_ISREG(made.inode().mode())) {
+    owned_granted(made.inode().ino(), Granted::kFile, epoch);
+  }
   if (!S_ISREG(made.inode().mode())) {
     // O_CREAT without O_EXCL on a name that is not a regular file: the MDS counted an
     // open we cannot use.
@@ -467,7 +411,7 @@ awaitable<Status> FileClient::push_all() {
     if (st->dirty() || st->write_error) tasks.push_back(flush_state(st));
   }
   Status result;
-  auto results = co_await bounded_gather(std::move(tasks));
+  auto results = co_await gather_bounded(std::move(tasks), options_.max_parallel_objects);
   for (auto& s : results) {
     if (!s && result) result = std::move(s);
   }
@@ -479,6 +423,7 @@ awaitable<Status> FileClient::push_all() {
 awaitable<Status> FileClient::shutdown() {
   stopping_ = true;
   rights_.stop();
+  walk_.stop();
   if (flusher_timer_) flusher_timer_->cancel();
   if (deferred_timer_) deferred_timer_->cancel();
   Status synced = co_await sync_all();  // deferred changes ride along with its MDS sync
@@ -496,7 +441,7 @@ awaitable<Status> FileClient::shutdown() {
         co_return 0;
       }(this, st));
     }
-    co_await bounded_gather(std::move(drops));
+    co_await gather_bounded(std::move(drops), options_.max_parallel_objects);
   }
   // Ends the session now: a mount left alone gets exclusive caching back at once.
   if (!unreachable) co_await mds_.close(Duration(2000));
@@ -508,17 +453,17 @@ awaitable<Status> FileClient::shutdown() {
   spdlog::info("deferred changes sent: {} in {} batches ({} applied, {} failed)",
                mds_.deferred_sent(), mds_.batches_sent(), mds_.deferred_queue().settled(),
                mds_.deferred_queue().failed());
-  if (behind_writes_ > 0) {
+  if (io_.behind_writes() > 0) {
     spdlog::info("object writes acknowledged before the OSDs had them: {}, of them failed: {}",
-                 behind_writes_, behind_failures_);
+                 io_.behind_writes(), io_.behind_failures());
   }
-  if (data_ahead_.enabled()) {
-    spdlog::info("object files' data fetched ahead: {}, of them used: {}", data_ahead_.fetched(),
-                 data_ahead_.used());
+  if (walk_.data_enabled()) {
+    spdlog::info("object files' data fetched ahead: {}, of them used: {}", walk_.data().fetched(),
+                 walk_.data().used());
   }
-  if (listings_.enabled()) {
-    spdlog::info("directory listings fetched ahead: {}, of them used: {}", listings_.fetched(),
-                 listings_.hits());
+  if (walk_.listings_enabled()) {
+    spdlog::info("directory listings fetched ahead: {}, of them used: {}",
+                 walk_.listings().fetched(), walk_.listings().hits());
   }
   co_return synced;
 }

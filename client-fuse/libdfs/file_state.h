@@ -80,9 +80,16 @@ struct FileState {
   bool fenced = false;
 
   // Objects a read found missing (holes): read as zeros without asking again until
-  // this client writes to them. Only written through this client (single client).
+  // this client writes to them. Kept and used only while the mount is alone on the
+  // file (every write passes through it); a recall clears them.
   std::unordered_set<uint64_t> missing_objects;
   uint64_t write_gen = 0;  // bumped by every object write: a read that raced one learns nothing
+  // Holes known no more (a recall, an eviction, a truncate, a refresh): a read running
+  // now does not note the ones it finds either.
+  void forget_holes() {
+    missing_objects.clear();
+    ++write_gen;
+  }
 
   // Prefetched pieces by file offset; dropped on every write and truncate.
   std::map<uint64_t, std::shared_ptr<Prefetch>> readahead;

@@ -4,6 +4,7 @@
 
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -105,6 +106,24 @@ awaitable<std::vector<T>> gather(std::vector<awaitable<T>> tasks) {
   }
   while (state->remaining > 0) co_await state->done.async_wait(use_awaitable_tuple);
   co_return std::move(state->results);
+}
+
+// gather(), with at most `limit` (at least 1) tasks running at a time.
+template <class T>
+awaitable<std::vector<T>> gather_bounded(std::vector<awaitable<T>> tasks, size_t limit) {
+  limit = std::max<size_t>(1, limit);
+  if (tasks.size() <= limit) co_return co_await gather(std::move(tasks));
+  std::vector<T> out;
+  out.reserve(tasks.size());
+  for (size_t i = 0; i < tasks.size(); i += limit) {
+    std::vector<awaitable<T>> batch;
+    for (size_t j = i; j < std::min(tasks.size(), i + limit); ++j) {
+      batch.push_back(std::move(tasks[j]));
+    }
+    auto results = co_await gather(std::move(batch));
+    for (auto& r : results) out.push_back(std::move(r));
+  }
+  co_return out;
 }
 
 // Suspends the calling coroutine for `d`.

@@ -15,7 +15,9 @@
 #   4. a file A creates in the shared directory is A's: mapped shared, written, and read
 #      whole by B; an SQLite database in WAL mode made on A is read by B;
 #   5. B's `ls -l` shows the size of a file A holds open with unsynced writes;
-#   6. after remounting both, every file has the bytes the checks wrote.
+#   6. B reads a hole of a sparse file it holds open, A writes there, and B reads A's
+#      bytes through the same descriptor (a hole is remembered only by a mount alone);
+#   7. after remounting both, every file has the bytes the checks wrote.
 source "$(dirname "$0")/lib.sh"
 
 start_cluster
@@ -203,7 +205,33 @@ touch "$work/four.go"
 wait_for "A's writer of d/f4 did not finish" test -e "$work/four.done"
 ok "B's listing shows what A wrote to a file it owns"
 
-step "6. both remounted: every file holds what the checks wrote"
+step "6. B holds sparse d/holes open and reads a hole; A writes there; B reads A's bytes"
+truncate -s $((12 << 20)) "$mnt/d/holes"
+python3 - "$mnt2/d/holes" "$work" <<'EOF' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+assert os.pread(fd, 16, 8 << 20) == bytes(16), "a hole did not read as zeros"
+open(sys.argv[2] + "/holes.ready", "w").close()
+while not os.path.exists(sys.argv[2] + "/holes.go"):
+    time.sleep(0.02)
+open(sys.argv[2] + "/holes.read", "wb").write(os.pread(fd, 16, 8 << 20))
+os.close(fd)
+open(sys.argv[2] + "/holes.done", "w").close()
+EOF
+helpers+=($!)
+wait_for "B's reader of d/holes did not start" test -e "$work/holes.ready"
+python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+os.pwrite(fd, b"HOLE-FILLED-BY-A", 8 << 20)
+os.close(fd)' "$mnt/d/holes" || fail "A could not write into d/holes"
+touch "$work/holes.go"
+wait_for "B's reader of d/holes did not finish" test -e "$work/holes.done"
+[ "$(cat "$work/holes.read")" = "HOLE-FILLED-BY-A" ] ||
+  fail "B read '$(tr -d '\000' <"$work/holes.read")' where A filled a hole B had read, not A's bytes"
+ok "a hole B read stays unknown to B once A may write: B reads A's bytes there"
+
+step "7. both remounted: every file holds what the checks wrote"
 touch "$work/stop"
 for p in "${helpers[@]}"; do wait "$p" 2>/dev/null || true; done
 helpers=()
@@ -215,4 +243,6 @@ expect_pattern "$mnt/d/f2" two $((4 << 20))
 [ "$(head -c 16 "$mnt/d/f3")" = "WRITTEN-BY-A-NOW" ] || fail "d/f3 lost A's write"
 expect_pattern "$mnt/d/f4" four $((100000 + (1 << 20)))
 head -c 14 "$mnt/d/new" | grep -qx "NEWFILE-MAPPED" || fail "d/new lost the mapped write"
+[ "$(tail -c +$(((8 << 20) + 1)) "$mnt/d/holes" | head -c 16)" = "HOLE-FILLED-BY-A" ] ||
+  fail "d/holes lost A's write"
 echo "PASS"

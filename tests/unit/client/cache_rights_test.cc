@@ -270,11 +270,16 @@ TEST_CASE("client/cache_rights: a lapsed lease stops every right and a renewal s
 TEST_CASE("client/cache_rights: a renewal after a lapse: the MDS moved on, or a recall of directories is under way") {
   CacheRights rights = granted(4);
   rights.owned().own(kDir);
+  rights.owned().own_file(kElsewhere);
   REQUIRE(rights.lapse());
   auto renewal = rights.renewed(true, 5, true);  // a newer notice is on its way
   CHECK(renewal.exclusive_lost);
   CHECK_FALSE(renewal.exclusive_back);
-  CHECK(renewal.dirs_dropped == 1);
+  CHECK(renewal.dirs_dropped == 2);
+  // The file owned by itself gets a new kernel inode: the kernel's size of it goes.
+  CHECK(renewal.invalidate.files == std::vector<uint64_t>{kElsewhere});
+  CHECK(renewal.invalidate.inos == std::vector<uint64_t>{kElsewhere});
+  CHECK_FALSE(rights.alone(kElsewhere));
   CHECK_FALSE(rights.alone(kDir));
   CHECK_FALSE(rights.take_grant(true));
 
@@ -299,11 +304,15 @@ TEST_CASE("client/cache_rights: a lease does not lapse while nothing is held or 
 TEST_CASE("client/cache_rights: an eviction takes every right, and the new session's reply decides anew") {
   CacheRights rights = granted(1);
   rights.owned().own(kDir);
-  CHECK(rights.evicted());
+  rights.owned().own_file(kElsewhere);
+  auto scope = rights.evicted();
+  REQUIRE(scope.has_value());
+  CHECK(scope->everything);
+  CHECK(scope->files == std::vector<uint64_t>{kElsewhere});
   CHECK_FALSE(rights.exclusive());
   CHECK_FALSE(rights.alone(kDir));
   CHECK(rights.owned().size() == 0);
-  CHECK_FALSE(rights.evicted());  // nothing held any more
+  CHECK_FALSE(rights.evicted().has_value());  // nothing held any more
 
   CHECK_FALSE(rights.exclusive_notice(true, 1, true, "session reply"));
   CHECK(rights.take_grant(true));
