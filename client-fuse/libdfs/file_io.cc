@@ -1,6 +1,6 @@
-// FileClient's data paths: reads with readahead, writes (inline buffering, moving a
-// file to objects, striped object writes), flush and truncate. Open files' lifecycle is
-// in file_open.cc.
+// FileClient's data paths: reads, writes (inline buffering, moving a file to objects),
+// flush and truncate; the objects' side (striping, readahead, write-behind bookkeeping)
+// is ObjectIo. Open files' lifecycle is in file_open.cc.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
