@@ -84,6 +84,12 @@ bool CacheRights::own_file_claimed(uint64_t file, uint64_t epoch_asked) {
   return true;
 }
 
+bool CacheRights::share_claimed(uint64_t file, uint64_t epoch_asked) {
+  if (epoch_asked != ownership_epoch_) return false;
+  owned_.share_file(file);
+  return true;
+}
+
 CacheRights::GiveUp CacheRights::start_give_up(uint64_t seq, GiveUp give_up,
                                                KernelScope scope) {
   giving_up_ = true;
@@ -128,7 +134,7 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
     // The recall, resent until answered, has not reached this mount yet: which of them
     // it names is unknown here, so they all go (it is answered when it arrives).
     out.dirs_dropped = owned_.size();
-    out.invalidate.files = owned_.files();
+    out.invalidate.files = owned_.files_cached();
     out.invalidate.inos = out.invalidate.files;
     owned_.clear();
   }
@@ -149,7 +155,7 @@ std::optional<CacheRights::KernelScope> CacheRights::evicted() {
   std::optional<KernelScope> scope;
   if (holds_any()) {
     scope = KernelScope::all();
-    scope->files = owned_.files();
+    scope->files = owned_.files_cached();
   }
   ++ownership_epoch_;
   exclusive_ = false;

@@ -52,6 +52,9 @@ class CacheRights {
   bool alone(uint64_t ino) const {
     return exclusive_ || (!lease_lapsed_ && owned_.covers(ino));
   }
+  // This mount may keep `ino`'s pages in the kernel across opens, though other mounts
+  // may read it too (a read share: nobody changes it without recalling the share).
+  bool read_shared(uint64_t ino) const { return !lease_lapsed_ && owned_.shares_file(ino); }
   // Something is held that the lease guards.
   bool holds_any() const { return exclusive_ || owned_.size() > 0; }
   bool lease_lapsed() const { return lease_lapsed_; }
@@ -67,10 +70,11 @@ class CacheRights {
     std::vector<uint64_t> inos;   // else these (dfs numbers): recalled directories (their
                                   // names and attributes), the files created in them,
                                   // recalled files
-    // The files owned by themselves that were given up (also with `everything`): the
-    // kernel trusts its own size of a file it cached (the writeback cache), and their
-    // names may be in directories the mount never owned, whose names it does not keep
-    // and cannot have the kernel drop; so the next lookup of one gets a new inode number.
+    // The files owned by themselves or shared for reading that were given up (also with
+    // `everything`): the kernel trusts its own size of a file it cached (the writeback
+    // cache), and their names may be in directories the mount never owned, whose names
+    // it does not keep and cannot have the kernel drop; so the next lookup of one gets a
+    // new inode number.
     std::vector<uint64_t> files;
     static KernelScope all() {
       KernelScope scope;
@@ -114,8 +118,18 @@ class CacheRights {
   // between (it may have named `dir`: the MDS then no longer counts it as ours, or will
   // recall it, which is answered as for any directory not owned here).
   bool own_claimed(uint64_t dir, uint64_t epoch_asked);
-  // The same for a file the MDS gave an open (InodeReply.owned).
+  // The same for a file the MDS gave an open (InodeReply.owned), and for a file it
+  // shared with an open (InodeReply.read_shared).
   bool own_file_claimed(uint64_t file, uint64_t epoch_asked);
+  bool share_claimed(uint64_t file, uint64_t epoch_asked);
+  // The mount opens `file` for writing: its read share ends here, without a recall (the
+  // MDS ends it at that open). The kernel keeps its inode: the writing open is not
+  // cached (the kernel drops the file's pages at it), and each write through it drops
+  // the pages it covers, so the mount's readers see its writes.
+  void share_given_up(uint64_t file) {
+    const std::vector<uint64_t> inos{file};
+    if (owned_.shares_file(file)) owned_.give_up(inos);
+  }
 
   // ---- Giving rights back ----
 

@@ -36,8 +36,7 @@ void FileClient::on_evicted(const Error& why) {
   size_t lost_files = 0;
   for (auto it = states_.begin(); it != states_.end();) {
     auto& st = it->second;
-    st->readahead.clear();
-    st->forget_holes();
+    st->forget_cached_data();
     if (!st->has_unrecorded_writes() && st->deferred_pushes == 0 && !st->write_error &&
         !open_for_writing.count(st->ino)) {
       ++it;

@@ -143,8 +143,7 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     forget_exact_knowledge();  // it may change under us from now on
     for (auto& [ino, st] : states_) {
       if (alone(ino)) continue;
-      st->readahead.clear();
-      st->forget_holes();  // others may write there from now on
+      st->forget_cached_data();  // others may write there from now on
     }
     // Closed files kept lingering go now (their MDS opens included).
     std::vector<std::shared_ptr<FileState>> lingering;

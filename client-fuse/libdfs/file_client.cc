@@ -66,6 +66,7 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
     request.set_holds_exclusive(rights_.exclusive());
     for (Ino dir : rights_.owned().dirs()) request.add_owned_dirs(dir);
     for (Ino file : rights_.owned().files()) request.add_owned_files(file);
+    for (Ino file : rights_.owned().read_files()) request.add_read_files(file);
     request.set_reasserts_locks(locks_.holds_any());
   });
   mds_.on_renewed([this](const proto::RenewReply& reply) { on_renewed(reply); });

@@ -154,6 +154,11 @@ class FileClient {
   }
   // alone() for the file of an open handle (false for an unknown handle).
   bool alone_handle(Fh fh) const;
+  // This mount shares `ino` for reading (docs/capabilities.md, "Read shares") and the
+  // lease holds: an open may keep the kernel's pages of it.
+  bool read_shared(Ino ino) const {
+    return rights_.read_shared(ino) && Clock::now() < mds_.lease_expires();
+  }
   // Exclusive caching is held and the lease holds: what the fast paths that need the
   // whole file system (listings and data fetched ahead, local opens) ask.
   bool exclusive_now() const {
@@ -389,6 +394,9 @@ class FileClient {
   // (OpenRequest.own): a file nobody else has open becomes this mount's
   // (docs/capabilities.md, "File rights").
   bool asks_to_own_file(Ino ino, int flags) const;
+  // Whether an open of `ino` with `flags` asks to share the file for reading
+  // (OpenRequest.read_share): a read-only first open here of a file it is not alone on.
+  bool asks_to_share_file(Ino ino, int flags) const;
   // Takes up a granted right once no file is open here: an open file's state was last
   // refreshed at its open, and another mount may have changed the file since.
   void take_grant_when_quiet();
@@ -526,6 +534,9 @@ class FileClient {
   // the MDS counts its open from now on, as if it had been opened there.
   awaitable<Status> unpin_data(const std::shared_ptr<FileState>& st, const Creds& creds);
   Fh next_fh_ = 1;
+  // Opens for writing sent to the MDS. A read share answered to an open sent before one
+  // of them is not taken up: the MDS may have ended it at that write's open.
+  uint64_t write_opens_sent_ = 0;
   bool stopping_ = false;
   bool releases_unreachable_ = false;  // shutdown: a release found the MDS gone
   std::shared_ptr<asio::steady_timer> flusher_timer_;

@@ -44,7 +44,8 @@ awaitable<Result<std::string>> FileClient::read(Fh fh, uint64_t offset, uint64_t
   if (offset >= st->size || length == 0) co_return std::string();
   length = std::min(length, st->size - offset);
   if (offset == 0 && st->readahead.empty() && walk_.data_enabled()) take_data_ahead(*st);
-  co_return co_await io_.read_through(h, offset, length, alone(st->ino));
+  const bool sequential = h->reads.sequential_after(offset, length);
+  co_return co_await io_.read_through(st, offset, length, sequential, alone(st->ino));
 }
 
 // --- writes ---
@@ -303,8 +304,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     // the objects and read back when the file grows again.
     DFS_CO_AWAIT_CHECK(commit_size_locked(st));
     DFS_CO_AWAIT_CHECK(unpin_data(st, creds));
-    st->readahead.clear();
-    st->forget_holes();
+    st->forget_cached_data();
   }
   DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::InodeReply>(
                                    rpc::kMdsSetAttr, setattr_request(ino, args), creds, true));

@@ -62,8 +62,7 @@ std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
                  slot->deferred_pushes == 0;
   if (!slot) slot = std::make_shared<FileState>(inode.ino());
   else if (!refresh) return slot;
-  slot->readahead.clear();
-  slot->forget_holes();
+  slot->forget_cached_data();
   slot->layout = layout_of(inode);
   slot->is_inline = inode.inline_();
   slot->size = inode.size();
@@ -210,7 +209,13 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   // writes first; the MDS truncating on open would skip that.
   request.set_flags(static_cast<uint32_t>(flags & ~(O_TRUNC | O_CREAT | O_EXCL)));
   request.set_own(asks_to_own_file(ino, flags));
+  request.set_read_share(asks_to_share_file(ino, flags));
+  if ((flags & O_ACCMODE) != O_RDONLY) {
+    rights_.share_given_up(ino);
+    ++write_opens_sent_;
+  }
   const uint64_t epoch = rights_.ownership_epoch();
+  const uint64_t write_opens_before = write_opens_sent_;
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(rpc::kMdsOpen, std::move(request), creds, true));
   learn_reply(reply);
@@ -223,6 +228,10 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   // Owned before the state is made: the state then starts from this answer, which is
   // the truth (nobody else has the file open), and its handle may use the page cache.
   if (reply.owned()) owned_granted(ino, Granted::kFile, epoch);
+  if (reply.read_shared() && write_opens_sent_ == write_opens_before &&
+      rights_.share_claimed(ino, epoch)) {
+    spdlog::debug("file {:#x} is shared for reading by this mount from now on", ino);
+  }
   co_return open_handle(creds, std::move(inode), flags, true);
 }
 
@@ -232,6 +241,13 @@ bool FileClient::asks_to_own_file(Ino ino, int flags) const {
   // made while shared may be older than what the MDS answers this open, and an owned
   // file's state is not refreshed from answers.
   return (flags & O_ACCMODE) != O_RDONLY && options_.exclusive && !stopping_ &&
+         !rights_.lease_lapsed() && !alone(ino) && !held(ino);
+}
+
+bool FileClient::asks_to_share_file(Ino ino, int flags) const {
+  // Only at the first open here: a state held may have a handle open for writing, which
+  // the MDS would not know from this open.
+  return (flags & O_ACCMODE) == O_RDONLY && options_.exclusive && !stopping_ &&
          !rights_.lease_lapsed() && !alone(ino) && !held(ino);
 }
 
@@ -254,6 +270,7 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   request.set_own_parent(asks_to_own(parent));
   request.set_own(request.own_parent());
   const uint64_t epoch = rights_.ownership_epoch();
+  ++write_opens_sent_;  // it may open an existing file (below)
   auto result =
       co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
   after_add(parent, name, result);
@@ -273,6 +290,9 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   }
   learn_reply(made);
   if (made.created()) rights_.owned().file_created(made.inode().ino(), parent);
+  // An existing file, opened as if for writing: a read share of it ends (the MDS ended
+  // it at this open).
+  if (!made.created()) rights_.share_given_up(made.inode().ino());
   // The kernel's dentry said the name was free; an existing file means it was stale.
   bool created = made.created() || (flags & O_EXCL);
   OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);

@@ -93,6 +93,13 @@ struct FileState {
 
   // Prefetched pieces by file offset; dropped on every write and truncate.
   std::map<uint64_t, std::shared_ptr<Prefetch>> readahead;
+  // What was read of the objects is known no more (another mount may write there from
+  // now on: a recall, an eviction, a truncate, a refresh): the prefetched pieces and the
+  // holes go.
+  void forget_cached_data() {
+    readahead.clear();
+    forget_holes();
+  }
   // Opened without an MDS open, from the whole file's data fetched ahead, which
   // readahead[0] holds while the state lives: its reads never reach the OSDs, so an
   // unlink takes nothing from them (file_open.cc, "Opens answered locally").
@@ -103,14 +110,28 @@ struct FileState {
   bool has_unrecorded_writes() const { return dirty() || object_writes_running > 0; }
 };
 
+// Whether the reads through one handle go sequentially, which earns them read-ahead.
+class ReadPattern {
+ public:
+  // A read of [offset, offset + length): whether it continues the one before.
+  bool sequential_after(uint64_t offset, uint64_t length) {
+    run_ = offset == next_ ? run_ + 1 : 0;
+    next_ = offset + length;
+    return run_ > 0;
+  }
+
+ private:
+  uint64_t next_ = 0;  // where a sequential reader reads next
+  uint32_t run_ = 0;   // consecutive sequential reads
+};
+
 struct Handle {
   uint64_t ino = 0;
   int flags = 0;
   Creds creds;  // the opener's: writes through this handle are pushed with them
   std::shared_ptr<FileState> state;  // regular files
   bool mds_open = false;             // other files: this handle holds its own MDS open
-  uint64_t next_read = 0;            // where a sequential reader reads next
-  uint32_t sequential = 0;           // consecutive sequential reads
+  ReadPattern reads;                 // whether it is read sequentially (read-ahead)
   bool offer_to_page_cache = false;  // opened from held data (data_for_page_cache)
   // Lock owners that took record locks through this handle: their locks on the file go
   // when it is released (the kernel stops sending flushes, which would name them).

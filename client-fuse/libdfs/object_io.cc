@@ -78,18 +78,16 @@ void ObjectIo::prefetch(std::shared_ptr<FileState> st, uint64_t from, uint64_t w
   while (st->readahead.size() > max_pieces) st->readahead.erase(st->readahead.begin());
 }
 
-awaitable<Result<std::string>> ObjectIo::read_through(std::shared_ptr<Handle> h, uint64_t offset,
-                                                      uint64_t length, bool holes_known) {
-  auto st = h->state;
-  h->sequential = offset == h->next_read ? h->sequential + 1 : 0;
-  h->next_read = offset + length;
+awaitable<Result<std::string>> ObjectIo::read_through(std::shared_ptr<FileState> st,
+                                                      uint64_t offset, uint64_t length,
+                                                      bool sequential, bool holes_known) {
   // Pieces wholly behind a sequential reader are done with (not pinned data).
   while (!st->data_pinned && !st->readahead.empty()) {
     auto first = st->readahead.begin();
     if (first->first + first->second->length > offset) break;
     st->readahead.erase(first);
   }
-  if (options_.readahead_bytes > 0 && h->sequential > 0) {
+  if (options_.readahead_bytes > 0 && sequential) {
     prefetch(st, offset + length, options_.readahead_bytes, holes_known);
   } else if (options_.readahead_bytes > 0 && offset == 0 && length < st->size) {
     // A read from the start is most often the first of a whole-file read (cp, rsync,

@@ -33,7 +33,6 @@
 namespace dfs::client {
 
 struct FileState;
-struct Handle;
 
 class ObjectIo {
  public:
@@ -54,12 +53,13 @@ class ObjectIo {
   // and not asked for again. Errors: the OSDs' (kNotFound is a hole, not an error).
   awaitable<Result<std::string>> read(std::shared_ptr<FileState> st, uint64_t offset,
                                       uint64_t length, bool holes_known);
-  // A read through handle `h`, served from the pieces read ahead when they cover it.
-  // Sequential readers, and a read from the start of a file (most often the first of a
-  // whole-file read), get the next pieces read ahead. Requires offset + length <=
-  // st->size.
-  awaitable<Result<std::string>> read_through(std::shared_ptr<Handle> h, uint64_t offset,
-                                              uint64_t length, bool holes_known);
+  // A read for a reader, served from the pieces read ahead when they cover it.
+  // `sequential`: the reader's read continues its previous one (ReadPattern). Sequential
+  // readers, and a read from the start of a file (most often the first of a whole-file
+  // read), get the next pieces read ahead. Requires offset + length <= st->size.
+  awaitable<Result<std::string>> read_through(std::shared_ptr<FileState> st, uint64_t offset,
+                                              uint64_t length, bool sequential,
+                                              bool holes_known);
 
   // ---- Writes ----
 

@@ -25,6 +25,13 @@ void OwnedDirs::file_moved(uint64_t file, uint64_t dir) {
 void OwnedDirs::removed(uint64_t ino) {
   dirs_.erase(ino);
   files_owned_.erase(ino);
+  files_read_.erase(ino);
+}
+
+std::vector<uint64_t> OwnedDirs::files_cached() const {
+  std::vector<uint64_t> files(files_owned_.begin(), files_owned_.end());
+  files.insert(files.end(), files_read_.begin(), files_read_.end());
+  return files;
 }
 
 bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>* files_dropped,
@@ -32,7 +39,8 @@ bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>
   bool owned = false, dir_owned = false;
   for (uint64_t ino : inos) {
     dir_owned |= dirs_.erase(ino) > 0;
-    if (files_owned_.erase(ino) > 0) {
+    const bool was_owned = files_owned_.erase(ino) > 0;
+    if (files_read_.erase(ino) > 0 || was_owned) {
       owned = true;
       if (owned_dropped) owned_dropped->push_back(ino);
     }
@@ -54,6 +62,7 @@ void OwnedDirs::clear() {
   dirs_.clear();
   files_.clear();
   files_owned_.clear();
+  files_read_.clear();
 }
 
 }  // namespace dfs::client

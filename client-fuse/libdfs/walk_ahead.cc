@@ -99,7 +99,7 @@ bool WalkAhead::wants_data(const proto::Inode& inode) const {
 }
 
 void WalkAhead::want_data(const proto::Inode& inode, const StripeLayout& layout) {
-  if (wants_data(inode)) data_.want({inode.ino(), inode.version(), inode.size(), layout});
+  data_.want({inode.ino(), inode.version(), inode.size(), layout});
 }
 
 void WalkAhead::start_data() {

@@ -60,8 +60,9 @@ class WalkAhead {
   // Whether fetching `inode` (a listing showed it) whole is worth asking for: an object
   // file, with fetching data on.
   bool wants_data(const proto::Inode& inode) const;
-  // `inode` (wants_data, and nobody's open here) is to be fetched whole; `layout` is
-  // its effective layout. Fetches start at start_data().
+  // `inode` is to be fetched whole. The caller checked wants_data() first (it spares
+  // working out `layout`, the effective layout, for the others) and that nobody has it
+  // open here. Fetches start at start_data().
   void want_data(const proto::Inode& inode, const StripeLayout& layout);
   void start_data();
   // The whole data of `ino` fetched ahead (or in flight) for inode version `version`,

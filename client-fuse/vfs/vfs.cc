@@ -92,6 +92,21 @@ bool Vfs::kernel_size_current(uint64_t fuse_ino, const proto::Inode& inode) {
   return current;
 }
 
+bool Vfs::kernel_pages_shared(uint64_t fuse_ino, const proto::Inode& inode) {
+  if (fuse_ino != inodes_.to_fuse(inode.ino())) return false;  // an older incarnation
+  auto it = told_.find(fuse_ino);
+  if (it != told_.end() && it->second.size == inode.size() &&
+      it->second.mtime_sec == inode.mtime().sec() &&
+      it->second.mtime_nsec == inode.mtime().nsec()) {
+    return true;
+  }
+  // Made while this mount was alone on the file (its pages may date from before a
+  // recall it was held open across), or another mount changed the file since: this
+  // handle reads directly, and the next lookup makes a new kernel inode.
+  inodes_.new_incarnation(inode.ino());
+  return false;
+}
+
 void Vfs::renew_shared_incarnations() {
   for (const auto& [fuse_ino, told] : told_) inodes_.new_incarnation(inodes_.to_dfs(fuse_ino));
   told_.clear();
@@ -220,8 +235,12 @@ awaitable<Result<Opened>> Vfs::open(Creds creds, uint64_t ino, int flags) {
   DFS_CO_AWAIT_TRY(auto file, client_.open(creds, inodes_.to_dfs(ino), flags));
   Opened out;
   out.fh = file.fh;
-  out.keep_cache = client_.alone(file.inode.ino()) && !append_may_outlive_right(flags) &&
-                   kernel_size_current(ino, file.inode);
+  if (client_.alone(file.inode.ino())) {
+    out.keep_cache = !append_may_outlive_right(flags) && kernel_size_current(ino, file.inode);
+  } else {
+    out.keep_cache = client_.read_shared(file.inode.ino()) &&
+                     (flags & O_ACCMODE) == O_RDONLY && kernel_pages_shared(ino, file.inode);
+  }
   out.direct_io = !out.keep_cache && options_.writeback_cache;
   out.entry = make_entry(0, file.inode);
   co_return out;

@@ -190,6 +190,13 @@ class Vfs {
   // incarnation, or was made while shared with another size or mtime (another mount
   // changed the file before this one was given it: the file gets a new incarnation).
   bool kernel_size_current(uint64_t fuse_ino, const proto::Inode& inode);
+  // For a read-only open of a file this mount shares for reading: whether kernel inode
+  // `fuse_ino` may keep its pages. Only the current incarnation, made while shared with
+  // the size and mtime the MDS answers now (a share is given while nothing changes the
+  // file, and every change recalls it, which makes a new incarnation): its pages were
+  // read under shares since, or from what the MDS still has. Otherwise the file gets a
+  // new incarnation.
+  bool kernel_pages_shared(uint64_t fuse_ino, const proto::Inode& inode);
   awaitable<Status> fill_batch(Creds creds, DirHandle& dir, uint64_t after, bool plus);
 
   client::FileClient& client_;

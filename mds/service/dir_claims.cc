@@ -2,7 +2,8 @@
 // "File rights"), so that handle() recalls them from their owners before serving it:
 // the inodes it names, the entries it names (an unlink or rename acts on the inode a
 // name holds), and, for lookups and listings with attributes, the inodes its answer
-// shows.
+// shows; and the file whose data a request changes, whose read shares go first ("Read
+// shares").
 #include <sys/stat.h>
 
 #include "common/rpc/methods.h"
@@ -79,12 +80,21 @@ void MdsService::note_dirs_used(const std::string& client, RequestNames& names) 
 }
 
 awaitable<void> MdsService::claim_touched(const std::string& client, RequestNames& names) {
+  // A change of a file's data, size or times: the pages others keep of it go first.
+  if (uint64_t file = names.changed_data_ino();
+      file != 0 && dir_rights_.shared_by_others(client, file)) {
+    co_await dir_rights_.claim_shares(client, file, claim_reason(client, names.method()));
+  }
   auto inos = co_await touched_inos(client, names);
   if (!dir_rights_.conflicts(client, inos)) co_return;
   co_await dir_rights_.claim(client, std::move(inos), claim_reason(client, names.method()));
 }
 
 awaitable<bool> MdsService::touches_claimed(const std::string& client, RequestNames& names) {
+  if (uint64_t file = names.changed_data_ino();
+      file != 0 && dir_rights_.shared_by_others(client, file)) {
+    co_return true;
+  }
   auto inos = co_await touched_inos(client, names);
   co_return dir_rights_.conflicts(client, inos);
 }

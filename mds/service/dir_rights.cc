@@ -32,7 +32,11 @@ bool DirRights::created(const std::string& client, uint64_t dir, Kind kind) {
   }
   Holder& holder = holders_[client];
   holder.lru.push_back(dir);
-  owners_.emplace(dir, Owned{client, kind, 0, std::prev(holder.lru.end())});
+  Owned owned;
+  owned.in_lru = std::prev(holder.lru.end());
+  owned.owner = client;
+  owned.kind = kind;
+  owners_.emplace(dir, std::move(owned));
   ++holder.owned;
   if (kind == Kind::kFile) ++holder.files;
   trim(client);
@@ -40,10 +44,20 @@ bool DirRights::created(const std::string& client, uint64_t dir, Kind kind) {
 }
 
 void DirRights::used(const std::string& client, uint64_t dir) {
-  auto it = owners_.find(dir);
-  if (it == owners_.end() || it->second.owner != client || it->second.recall_seq != 0) return;
+  Holding* held = holding(client, dir);
+  if (!held || held->recall_seq != 0) return;
   auto& lru = holders_[client].lru;
-  lru.splice(lru.end(), lru, it->second.in_lru);  // iterators stay valid
+  lru.splice(lru.end(), lru, held->in_lru);  // iterators stay valid
+}
+
+DirRights::Holding* DirRights::holding(const std::string& holder, uint64_t ino) {
+  if (auto it = owners_.find(ino); it != owners_.end()) {
+    return it->second.owner == holder ? &it->second : nullptr;
+  }
+  auto file = shares_.find(ino);
+  if (file == shares_.end()) return nullptr;
+  auto share = file->second.find(holder);
+  return share == file->second.end() ? nullptr : &share->second;
 }
 
 void DirRights::trim(const std::string& owner) {
@@ -71,6 +85,12 @@ bool DirRights::claimed_existing(const std::string& client, uint64_t dir, Kind k
       it != recalled_at_.end() && now_() - it->second < kContested) {
     return false;
   }
+  // Not while others keep the file's pages; the asker's own share becomes ownership.
+  if (shared_by_others(client, dir)) return false;
+  if (shares(client, dir)) {
+    if (holding(client, dir)->recall_seq != 0) return false;
+    drop_share(client, dir);
+  }
   return created(client, dir, kind);
 }
 
@@ -92,17 +112,24 @@ bool DirRights::owns(const std::string& client, uint64_t dir) const {
 }
 
 void DirRights::reasserted(const std::string& client, const std::vector<uint64_t>& dirs,
-                           const std::vector<uint64_t>& files) {
-  size_t taken = 0, files_taken = 0;
+                           const std::vector<uint64_t>& files,
+                           const std::vector<uint64_t>& read_files) {
+  size_t taken = 0, files_taken = 0, shares_taken = 0;
   for (uint64_t dir : dirs) {
     if (owners_.count(dir) == 0 && created(client, dir)) ++taken;
   }
   for (uint64_t file : files) {
-    if (owners_.count(file) == 0 && created(client, file, Kind::kFile)) ++files_taken;
+    if (owners_.count(file) == 0 && shares_.count(file) == 0 &&
+        created(client, file, Kind::kFile)) {
+      ++files_taken;
+    }
   }
-  if (taken + files_taken > 0) {
-    spdlog::info("directory rights: {} re-asserted {} directories and {} files", client, taken,
-                 files_taken);
+  for (uint64_t file : read_files) {
+    if (!shares(client, file) && shared(client, file)) ++shares_taken;
+  }
+  if (taken + files_taken + shares_taken > 0) {
+    spdlog::info("directory rights: {} re-asserted {} directories, {} files and {} read shares",
+                 client, taken, files_taken, shares_taken);
   }
 }
 
@@ -111,16 +138,95 @@ void DirRights::disown(std::unordered_map<uint64_t, Owned>::iterator it) {
   if (holder != holders_.end()) {
     if (it->second.recall_seq == 0) holder->second.lru.erase(it->second.in_lru);
     if (it->second.kind == Kind::kFile) --holder->second.files;
-    if (--holder->second.owned == 0) holders_.erase(holder);
+    --holder->second.owned;
+    forget_if_empty(holder);
   }
   owners_.erase(it);
 }
 
+void DirRights::forget_if_empty(std::unordered_map<std::string, Holder>::iterator holder) {
+  if (holder->second.owned == 0 && holder->second.shared == 0) holders_.erase(holder);
+}
+
 void DirRights::removed(uint64_t dir) {
+  std::vector<std::string> readers;
+  if (auto file = shares_.find(dir); file != shares_.end()) {
+    for (const auto& [reader, share] : file->second) readers.push_back(reader);
+  }
+  for (const auto& reader : readers) drop_share(reader, dir);
   auto it = owners_.find(dir);
-  if (it == owners_.end()) return;
-  disown(it);
-  changed_.cancel();  // a claim waiting for it can go on
+  const bool owned = it != owners_.end();
+  if (owned) disown(it);
+  if (owned || !readers.empty()) changed_.cancel();  // a claim waiting for it goes on
+}
+
+bool DirRights::shared(const std::string& client, uint64_t file) {
+  if (owners_.count(file) > 0) return false;
+  auto& readers = shares_[file];
+  if (auto it = readers.find(client); it != readers.end()) {
+    // Not while a recall of it is under way: its acknowledgement would end the share
+    // after this answer told the mount that it holds it.
+    used(client, file);
+    return it->second.recall_seq == 0;
+  }
+  Holder& holder = holders_[client];
+  holder.lru.push_back(file);
+  Holding share;
+  share.in_lru = std::prev(holder.lru.end());
+  readers.emplace(client, share);
+  ++holder.shared;
+  trim(client);
+  return true;
+}
+
+bool DirRights::shares(const std::string& client, uint64_t file) const {
+  auto it = shares_.find(file);
+  return it != shares_.end() && it->second.count(client) > 0;
+}
+
+bool DirRights::shared_by_others(const std::string& client, uint64_t file) const {
+  auto it = shares_.find(file);
+  if (it == shares_.end()) return false;
+  return it->second.size() > it->second.count(client);
+}
+
+void DirRights::unshare(const std::string& client, uint64_t file) {
+  if (shares(client, file)) drop_share(client, file);
+}
+
+void DirRights::drop_share(const std::string& reader, uint64_t file) {
+  auto readers = shares_.find(file);
+  auto share = readers->second.find(reader);
+  auto holder = holders_.find(reader);
+  if (holder != holders_.end()) {
+    if (share->second.recall_seq == 0) holder->second.lru.erase(share->second.in_lru);
+    --holder->second.shared;
+    forget_if_empty(holder);
+  }
+  readers->second.erase(share);
+  if (readers->second.empty()) shares_.erase(readers);
+}
+
+awaitable<void> DirRights::claim_shares(const std::string& client, uint64_t file,
+                                        std::string reason) {
+  const uint64_t generation = generation_;
+  for (;;) {
+    auto readers = shares_.find(file);
+    if (readers == shares_.end()) co_return;
+    std::vector<std::string> to_recall;
+    bool waiting = false;
+    for (const auto& [reader, share] : readers->second) {
+      if (reader == client) continue;
+      waiting = true;
+      if (share.recall_seq == 0) to_recall.push_back(reader);
+    }
+    if (!waiting) co_return;
+    // Contested as for an owned file: the writer does not get it to itself while the
+    // readers it displaced are likely to read again.
+    for (const auto& reader : to_recall) start_recall(reader, std::vector<uint64_t>{file}, reason);
+    co_await changed_.async_wait(use_awaitable_tuple);
+    if (generation != generation_) co_return;
+  }
 }
 
 bool DirRights::others_own_any(const std::string& client) const {
@@ -165,10 +271,10 @@ void DirRights::start_recall(const std::string& owner, std::vector<uint64_t> dir
   recall.started = now_();
   auto& lru = holders_[owner].lru;
   for (uint64_t dir : dirs) {
-    Owned& owned = owners_.at(dir);
-    if (owned.recall_seq != 0) continue;  // named twice, or under a recall already
-    lru.erase(owned.in_lru);  // on its way out: no longer among what the bound counts
-    owned.recall_seq = recall.seq;
+    Holding& held = *holding(owner, dir);
+    if (held.recall_seq != 0) continue;  // named twice, or under a recall already
+    lru.erase(held.in_lru);  // on its way out: no longer among what the bound counts
+    held.recall_seq = recall.seq;
     if (contested) recalled_at_[dir] = recall.started;
     recall.dirs.push_back(dir);
   }
@@ -179,8 +285,9 @@ void DirRights::start_recall(const std::string& owner, std::vector<uint64_t> dir
     which += fmt::format("{}{:#x}", i ? ", " : "", recall.dirs[i]);
   }
   if (recall.dirs.size() > 8) which += ", ...";
-  spdlog::info("directory rights: recalling {} director{} ({}) from {} ({})", recall.dirs.size(),
-               recall.dirs.size() == 1 ? "y" : "ies", which, owner, recall.reason);
+  spdlog::info("directory rights: recalling {} owned or shared inode{} ({}) from {} ({})",
+               recall.dirs.size(), recall.dirs.size() == 1 ? "" : "s", which, owner,
+               recall.reason);
   auto& list = recalls_[owner];
   list.push_back(std::move(recall));
   send(owner, list.back());
@@ -210,11 +317,13 @@ void DirRights::acknowledged(const std::string& client, uint64_t seq) {
     if (owned != owners_.end() && owned->second.owner == client &&
         owned->second.recall_seq == seq) {
       disown(owned);
+    } else if (const Holding* share = holding(client, dir); share && share->recall_seq == seq) {
+      drop_share(client, dir);
     }
   }
   auto took = std::chrono::duration_cast<Duration>(now_() - it->started);
-  spdlog::info("directory rights: {} gave up {} director{} after {} ms", client, it->dirs.size(),
-               it->dirs.size() == 1 ? "y" : "ies", took.count());
+  spdlog::info("directory rights: {} gave up {} inode{} after {} ms", client, it->dirs.size(),
+               it->dirs.size() == 1 ? "" : "s", took.count());
   recalls.erase(it);
   if (recalls.empty()) recalls_.erase(list);
   changed_.cancel();
@@ -225,6 +334,10 @@ void DirRights::ended(const std::string& client) {
   if (holders_.erase(client) == 0) return;
   for (auto it = owners_.begin(); it != owners_.end();) {
     it = it->second.owner == client ? owners_.erase(it) : std::next(it);
+  }
+  for (auto it = shares_.begin(); it != shares_.end();) {
+    it->second.erase(client);
+    it = it->second.empty() ? shares_.erase(it) : std::next(it);
   }
   changed_.cancel();
 }
@@ -252,6 +365,7 @@ void DirRights::tick(Clock::time_point now) {
 
 void DirRights::clear() {
   owners_.clear();
+  shares_.clear();
   holders_.clear();
   recalls_.clear();
   recalled_at_.clear();
@@ -267,6 +381,11 @@ size_t DirRights::owned_by(const std::string& client) const {
 size_t DirRights::files_owned_by(const std::string& client) const {
   auto it = holders_.find(client);
   return it == holders_.end() ? 0 : it->second.files;
+}
+
+size_t DirRights::shared_by(const std::string& client) const {
+  auto it = holders_.find(client);
+  return it == holders_.end() ? 0 : it->second.shared;
 }
 
 size_t DirRights::kept_by(const std::string& client) const {

@@ -1,7 +1,11 @@
 // DirRights: the directories each client session owns (docs/capabilities.md, "Directory
 // rights"), and the files it owns by themselves ("File rights": given at an open when no
 // other session has the file open, or at the create of a file in a directory the mount
-// does not own; recalled, bounded and re-asserted as directories are, Kind::kFile).
+// does not own; recalled, bounded and re-asserted as directories are, Kind::kFile), and
+// the files sessions read through their page cache ("Read shares": any number of
+// sessions share a file nobody changes; a change recalls every share first). A share and
+// an ownership of one file never coexist, nor do the shares of two sessions with an
+// ownership; each counts toward its holder's bound and goes back as an owned inode does.
 // A mount that creates a directory and asks for it (MknodRequest.own) owns it:
 // nobody else can know a directory before it exists, so the creator is alone on it and
 // may cache its names, defer creates, renames and unlinks in it and buffer the writes of
@@ -90,16 +94,35 @@ class DirRights {
   bool owns(const std::string& client, uint64_t dir) const;
   // Whether another session's touch recalled `dir` within kContested: mounts share it.
   bool contested(uint64_t dir) const;
-  // After a takeover: what `client` owned under the previous instance. Directories
-  // another session owns here already stay with it.
+  // After a takeover: what `client` owned and shared under the previous instance.
+  // Inodes another session owns here already stay with it; so do files others share,
+  // which `client` does not own then, and files owned here, which it does not share.
   void reasserted(const std::string& client, const std::vector<uint64_t>& dirs,
-                  const std::vector<uint64_t>& files);
+                  const std::vector<uint64_t>& files, const std::vector<uint64_t>& read_files);
   // `dir` was removed.
   void removed(uint64_t dir);
   // Whether any session but `client` owns anything: the cheap test before claims.
   bool others_own_any(const std::string& client) const;
   // Whether one of `inos` is owned by a session other than `client`.
   bool conflicts(const std::string& client, const std::vector<uint64_t>& inos) const;
+
+  // ---- Read shares ----
+  // `client` opens `file` read-only and asks to keep its pages across opens. True when
+  // it shares it now (or did already): nobody owns the file, and no recall of
+  // `client`'s share is under way. The caller checked that nothing changes the file
+  // (no change in flight, every other session with it open shares it). As created()
+  // for the bound.
+  bool shared(const std::string& client, uint64_t file);
+  bool shares(const std::string& client, uint64_t file) const;
+  // Whether a session other than `client` shares `file`.
+  bool shared_by_others(const std::string& client, uint64_t file) const;
+  // `client` changes `file` itself: its own share goes without a recall (the client
+  // gave it up before asking).
+  void unshare(const std::string& client, uint64_t file);
+  // Recalls the shares of `file` that sessions other than `client` hold and waits until
+  // each acknowledged or was evicted (or this replica stopped serving: clear()).
+  awaitable<void> claim_shares(const std::string& client, uint64_t file, std::string reason);
+
   // Recalls the ones of `inos` other sessions own and waits until their owners have
   // acknowledged or were evicted (or this replica stopped serving: clear()). `reason`
   // goes to the owner and the log.
@@ -114,10 +137,12 @@ class DirRights {
   // This replica stops serving: waiters go on and everything is forgotten.
   void clear();
 
-  // What `client` owns, recalled or not: everything, and the files among it.
+  // What `client` owns, recalled or not: everything, and the files among it; and the
+  // files it shares.
   size_t owned_by(const std::string& client) const;
   size_t files_owned_by(const std::string& client) const;
-  // What `client` owns and is not being recalled: at most max_per_session().
+  size_t shared_by(const std::string& client) const;
+  // What `client` owns or shares and is not being recalled: at most max_per_session().
   size_t kept_by(const std::string& client) const;
   size_t max_per_session() const { return max_per_session_; }
   // The newest recall of `client` not yet acknowledged (0: none), for its renewals.
@@ -126,16 +151,20 @@ class DirRights {
   std::optional<Clock::time_point> recall_due(const std::string& client) const;
 
  private:
-  struct Owned {
+  // What one session holds of one inode: owned, or a read share.
+  struct Holding {
+    uint64_t recall_seq = 0;  // a recall of it is under way
+    std::list<uint64_t>::iterator in_lru;  // its place in the holder's lru while not recalled
+  };
+  struct Owned : Holding {
     std::string owner;
     Kind kind = Kind::kDirectory;
-    uint64_t recall_seq = 0;  // a recall of it is under way
-    std::list<uint64_t>::iterator in_lru;  // its place in the owner's lru while not recalled
   };
   struct Holder {
     size_t owned = 0;          // recalled or not
     size_t files = 0;          // of them
-    std::list<uint64_t> lru;   // owned and not being recalled, least recently used first
+    size_t shared = 0;         // read shares, recalled or not
+    std::list<uint64_t> lru;   // held and not being recalled, least recently used first
   };
   struct Recall {
     uint64_t seq = 0;
@@ -153,6 +182,12 @@ class DirRights {
   void trim(const std::string& owner);
   void send(const std::string& owner, Recall& recall);
   void disown(std::unordered_map<uint64_t, Owned>::iterator it);
+  // What `holder` holds of `ino` (owned or shared); null: nothing.
+  Holding* holding(const std::string& holder, uint64_t ino);
+  // `holder`'s share of `file` goes (it must hold one).
+  void drop_share(const std::string& holder, uint64_t file);
+  // A holder with nothing left is forgotten.
+  void forget_if_empty(std::unordered_map<std::string, Holder>::iterator holder);
 
   Duration recall_timeout_;
   size_t max_per_session_;
@@ -161,6 +196,7 @@ class DirRights {
   SeqFn next_seq_;
   NowFn now_;
   std::unordered_map<uint64_t, Owned> owners_;
+  std::unordered_map<uint64_t, std::unordered_map<std::string, Holding>> shares_;  // by file
   std::unordered_map<std::string, Holder> holders_;       // sessions that own anything
   std::map<std::string, std::vector<Recall>> recalls_;    // per owner, oldest first
   // When each directory was last recalled; forgotten after kContested (tick).

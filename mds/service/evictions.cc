@@ -191,6 +191,7 @@ awaitable<MdsService::Reply> MdsService::on_client_list() {
     const size_t files = dir_rights_.files_owned_by(client);
     out->set_owned_dirs(dir_rights_.owned_by(client) - files);
     out->set_owned_files(files);
+    out->set_read_files(dir_rights_.shared_by(client));
   }
   co_return rpc::make_reply(reply);
 }

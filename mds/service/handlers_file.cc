@@ -62,6 +62,15 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
         if (!now) co_return unexpected(std::move(now).error());
         *made.mutable_inode() = std::move(*now);
       }
+      if (open && !made.created()) {
+        // An existing file opened as for writing: as on_open for a writer.
+        const uint64_t ino = made.inode().ino();
+        dir_rights_.unshare(client, ino);
+        if (dir_rights_.shared_by_others(client, ino)) {
+          co_await dir_rights_.claim_shares(client, ino, "an open for writing of " + client);
+          if (!serving_) co_return unexpected(standby_error());
+        }
+      }
       reply->body = made.SerializeAsString();
     }
   }
@@ -103,6 +112,8 @@ awaitable<MdsService::Reply> MdsService::truncating_op(proto::MdsLogEntry entry,
 awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::string client) {
   uint64_t ino = req.ino();
   const bool own = req.own();
+  const bool writes = (req.flags() & O_ACCMODE) != O_RDONLY || (req.flags() & O_TRUNC);
+  const bool read_share = req.read_share() && !writes;
   bool first_open = sessions_.open_count(ino) == 0;
   // Counted before the inode is read, so an unlink committed from now on keeps it.
   sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), ino);
@@ -113,6 +124,16 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
   if (std::vector<uint64_t> file{ino}; dir_rights_.conflicts(client, file)) {
     co_await dir_rights_.claim(client, std::move(file), "an open of " + client);
     if (!serving_) co_return unexpected(standby_error());
+  }
+  // A writer: the pages other sessions keep of the file go first (they would miss what
+  // it writes), and its own read share ends (its mount gave it up before asking). No
+  // share is given while it has the file open (others_only_read below).
+  if (writes) {
+    dir_rights_.unshare(client, ino);
+    if (dir_rights_.shared_by_others(client, ino)) {
+      co_await dir_rights_.claim_shares(client, ino, "an open for writing of " + client);
+      if (!serving_) co_return unexpected(standby_error());
+    }
   }
   Reply reply;
   bool unlinked = false;
@@ -143,10 +164,24 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
     // on must open it, stat it or name it, which recalls it (claim_touched).
     proto::InodeReply opened;
     if (opened.ParseFromString(reply->body) && is_reg(opened.inode()) && !unlinked &&
-        Clock::now() >= file_grants_from_ && !changes_in_flight_.count(ino) &&
+        Clock::now() >= file_grants_from_ && !changes_in_flight_.any(ino) &&
         !sessions_.opened_by_others(client, ino) &&
         dir_rights_.claimed_existing(client, ino, DirRights::Kind::kFile)) {
       opened.set_owned(true);
+      reply->body = opened.SerializeAsString();
+    }
+  }
+  if (reply && read_share) {
+    // Shared for reading when nothing changes the file: no change of it under way, the
+    // asker holds no other open of it (which may be for writing: a mount asks at its
+    // first open), and every other session holding it open shares it (a writer's open
+    // recalls the shares and keeps new ones from being given until it is released).
+    proto::InodeReply opened;
+    if (opened.ParseFromString(reply->body) && is_reg(opened.inode()) && !unlinked &&
+        Clock::now() >= file_grants_from_ && !changes_in_flight_.any(ino) &&
+        sessions_.opens_by(client, ino) == 1 && others_only_read(client, ino) &&
+        dir_rights_.shared(client, ino)) {
+      opened.set_read_shared(true);
       reply->body = opened.SerializeAsString();
     }
   }
@@ -155,6 +190,13 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
       purge_if_unused(ino);
   }
   co_return reply;
+}
+
+bool MdsService::others_only_read(const std::string& client, uint64_t ino) const {
+  for (const auto& other : sessions_.other_openers(client, ino)) {
+    if (!dir_rights_.shares(other, ino)) return false;
+  }
+  return true;
 }
 
 awaitable<MdsService::Reply> MdsService::on_release(proto::ReleaseRequest req, std::string client) {

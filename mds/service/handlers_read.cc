@@ -35,9 +35,11 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
   // reads anything (the root included).
   auto cache = co_await cache_.open(client, req.wants_cache(), req.holds_exclusive());
   if (!serving_) co_return unexpected(standby_error());
-  if (req.wants_cache() && (req.owned_dirs_size() > 0 || req.owned_files_size() > 0)) {
+  if (req.wants_cache() &&
+      (req.owned_dirs_size() > 0 || req.owned_files_size() > 0 || req.read_files_size() > 0)) {
     dir_rights_.reasserted(client, {req.owned_dirs().begin(), req.owned_dirs().end()},
-                           {req.owned_files().begin(), req.owned_files().end()});
+                           {req.owned_files().begin(), req.owned_files().end()},
+                           {req.read_files().begin(), req.read_files().end()});
   }
   end_reconnect_phase_if_due();
   auto root = co_await read_inode(kRootIno);

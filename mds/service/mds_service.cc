@@ -454,7 +454,7 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
   note_dirs_used(client, names);
   // Counted before any claim: a file given to another session's open while this waits
   // would otherwise be read for the grant before this change lands.
-  ChangeInFlight change(changes_in_flight_, names.changed_ino());
+  auto change = changes_in_flight_.count(names.changed_ino());
   // Directories another mount owns are recalled from it before anything here reads them.
   // Not inside a batch: the deferred changes ahead of the item are answered with the
   // batch, and the owner's give-up may itself wait for a batch of its own that waits

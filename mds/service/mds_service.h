@@ -21,6 +21,7 @@
 #include "common/proto/mds.pb.h"
 #include "common/rpc/messenger.h"
 #include "common/rpc/server.h"
+#include "mds/service/changes_in_flight.h"
 #include "mds/service/committer.h"
 #include "mds/service/data_objects.h"
 #include "mds/service/dir_rights.h"
@@ -128,26 +129,9 @@ class MdsService {
   // A kMdsSession naming another cluster is refused (and logged) before it is
   // registered. Errors: kWrongCluster.
   Status admit_session(const proto::SessionRequest& request, const rpc::ConnectionPtr& conn) const;
-  // Counts the inode a request changes without an open of it
-  // (RequestNames::changed_ino; 0: none) in `in_flight` for its lifetime.
-  class ChangeInFlight {
-   public:
-    ChangeInFlight(std::unordered_map<uint64_t, uint32_t>& in_flight, uint64_t ino)
-        : in_flight_(in_flight), ino_(ino) {
-      if (ino_) ++in_flight_[ino_];
-    }
-    ~ChangeInFlight() {
-      if (ino_ && --in_flight_[ino_] == 0) in_flight_.erase(ino_);
-    }
-    ChangeInFlight(const ChangeInFlight&) = delete;
-    ChangeInFlight& operator=(const ChangeInFlight&) = delete;
-
-   private:
-    std::unordered_map<uint64_t, uint32_t>& in_flight_;
-    uint64_t ino_;
-  };
   // dir_claims.cc: recalls the owned directories and files of other sessions that a
-  // request of `client` names, and waits until their owners gave them up (DirRights).
+  // request of `client` names, and the read shares of the file whose data it changes,
+  // and waits until their holders gave them up (DirRights).
   awaitable<void> claim_touched(const std::string& client, RequestNames& names);
   // The inodes a request names, its named entries resolved (empty when no other
   // session owns anything).
@@ -188,6 +172,8 @@ class MdsService {
   awaitable<Reply> on_setattr(proto::SetAttrRequest req);
   awaitable<Reply> on_open(proto::OpenRequest req, std::string client);
   awaitable<Reply> on_release(proto::ReleaseRequest req, std::string client);
+  // Whether every session but `client`'s that holds `ino` open shares it for reading.
+  bool others_only_read(const std::string& client, uint64_t ino) const;
   awaitable<Reply> on_uninline(proto::UninlineRequest req);
   // Object work, then the entry with expect_version; retried while the inode changes.
   awaitable<Reply> truncating_op(proto::MdsLogEntry entry, uint64_t ino, uint64_t new_size);
@@ -298,7 +284,7 @@ class MdsService {
   // Requests being served that change an inode without an open of it (setattr, xattrs,
   // links, writes): no file is given while one of its own is under way (a grant would
   // read the inode before the change lands). Counted by ino.
-  std::unordered_map<uint64_t, uint32_t> changes_in_flight_;
+  ChangesInFlight changes_in_flight_;
   bool background_started_ = false;
   uint64_t instance_;
   std::unique_ptr<rpc::Messenger> messenger_;

@@ -85,4 +85,15 @@ uint64_t RequestNames::changed_ino() {
   }
 }
 
+uint64_t RequestNames::changed_data_ino() {
+  switch (method_) {
+    case rpc::kMdsSetAttr:
+    case rpc::kMdsWriteInline:
+    case rpc::kMdsCommitWrite:
+      return changed_ino();
+    default:
+      return 0;
+  }
+}
+
 }  // namespace dfs::mds

@@ -37,6 +37,10 @@ class RequestNames {
   // The inode a setattr, xattr change, link or data push changes without an open of
   // it; 0 for every other request.
   uint64_t changed_ino();
+  // The file whose data, size or times a setattr or a write's commit changes: what the
+  // mounts that share it for reading keep (docs/capabilities.md, "Read shares"); 0 for
+  // every other request.
+  uint64_t changed_data_ino();
 
  private:
   void parse();

@@ -69,13 +69,25 @@ uint32_t SessionTable::open_count(uint64_t ino) const {
   return it == open_counts_.end() ? 0 : it->second;
 }
 
+uint32_t SessionTable::opens_by(const std::string& client, uint64_t ino) const {
+  auto it = sessions_.find(client);
+  if (it == sessions_.end()) return 0;
+  auto opened = it->second.opens.find(ino);
+  return opened == it->second.opens.end() ? 0 : opened->second;
+}
+
 bool SessionTable::opened_by_others(const std::string& client, uint64_t ino) const {
-  uint32_t own = 0;
-  if (auto it = sessions_.find(client); it != sessions_.end()) {
-    auto opened = it->second.opens.find(ino);
-    if (opened != it->second.opens.end()) own = opened->second;
+  return open_count(ino) > opens_by(client, ino);
+}
+
+std::vector<std::string> SessionTable::other_openers(const std::string& client,
+                                                     uint64_t ino) const {
+  std::vector<std::string> openers;
+  if (open_count(ino) == 0) return openers;
+  for (const auto& [other, s] : sessions_) {
+    if (other != client && s.opens.count(ino) > 0) openers.push_back(other);
   }
-  return open_count(ino) > own;
+  return openers;
 }
 
 void SessionTable::preload(const std::string& client, uint64_t seq, std::string reply_body,

@@ -61,6 +61,10 @@ class SessionTable {
   uint32_t open_count(uint64_t ino) const;
   // Whether a session other than `client`'s holds `ino` open.
   bool opened_by_others(const std::string& client, uint64_t ino) const;
+  // How many opens of `ino` `client`'s session holds.
+  uint32_t opens_by(const std::string& client, uint64_t ino) const;
+  // The sessions other than `client`'s that hold `ino` open.
+  std::vector<std::string> other_openers(const std::string& client, uint64_t ino) const;
 
   // A reply remembered in the store (after a restart): a resend of `seq` gets it. Seq
   // kSessionRecordSeq is the record of the session itself: it marks it `recorded`.

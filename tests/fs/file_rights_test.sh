@@ -17,7 +17,12 @@
 #   5. B's `ls -l` shows the size of a file A holds open with unsynced writes;
 #   6. B reads a hole of a sparse file it holds open, A writes there, and B reads A's
 #      bytes through the same descriptor (a hole is remembered only by a mount alone);
-#   7. after remounting both, every file has the bytes the checks wrote.
+#   7. read shares: a file both mounts only read is shared by both (`dfs client ls`),
+#      its pages stay in each kernel across opens (fincore) and it maps shared
+#      read-only on both; A's write recalls B's share and B's next open reads A's
+#      bytes; A's truncate does the same; B writing through one descriptor reads its
+#      own bytes through another it held open for reading since before;
+#   8. after remounting both, every file has the bytes the checks wrote.
 source "$(dirname "$0")/lib.sh"
 
 start_cluster
@@ -35,6 +40,14 @@ owned_files() {
 import json, sys
 print(sum(s["owned_files"] for s in json.load(sys.stdin)["sessions"] if s["renewing"]))'
 }
+# read_files: the files the mounts' sessions share for reading, all together.
+read_files() {
+  dfs_cli client ls --format json | python3 -c '
+import json, sys
+print(sum(s["read_files"] for s in json.load(sys.stdin)["sessions"] if s["renewing"]))'
+}
+# resident FILE: the bytes of FILE in the kernel's page cache (fincore opens it too).
+resident() { fincore --bytes --noheadings --output RES "$1"; }
 # wait_for COND_DESCRIPTION CMD...: polls CMD (up to 5 s) until it succeeds.
 wait_for() {
   local what="$1"
@@ -46,13 +59,18 @@ wait_for() {
 # the background; with BYTES, it writes that many bytes of pattern NAME first. It
 # touches $work/NAME.ready once done and waits for $work/NAME.go: then it writes one
 # more MiB (BYTES given) or reads the first 16 bytes into $work/NAME.read, and closes.
+# With HOLD_READ_AT=OFFSET, a reader reads its 16 bytes there, once before it is ready
+# too (into $work/NAME.first).
 hold() {
-  python3 - "$@" "$work" <<'EOF' &
+  HOLD_READ_AT="${HOLD_READ_AT:-}" python3 - "$@" "$work" <<'EOF' &
 import os, sys, time
 path, mode, name = sys.argv[1:4]
 nbytes = int(sys.argv[4]) if len(sys.argv) > 5 else 0
 work = sys.argv[-1]
+read_at = os.environ["HOLD_READ_AT"]
 f = open(path, mode + "b", buffering=0)
+if read_at:
+    open(f"{work}/{name}.first", "wb").write(os.pread(f.fileno(), 16, int(read_at)))
 def pattern(n, off):
     block = (name.encode() * 4096)[:4096]
     return bytes(block[(off + i) % 4096] for i in range(n)) if n < 4096 else \
@@ -65,7 +83,7 @@ while not os.path.exists(f"{work}/{name}.go"):
 if nbytes:
     f.write(pattern(1 << 20, nbytes))
 else:
-    open(f"{work}/{name}.read", "wb").write(os.pread(f.fileno(), 16, 0))
+    open(f"{work}/{name}.read", "wb").write(os.pread(f.fileno(), 16, int(read_at or 0)))
 f.close()
 open(f"{work}/{name}.done", "w").close()
 EOF
@@ -207,19 +225,10 @@ ok "B's listing shows what A wrote to a file it owns"
 
 step "6. B holds sparse d/holes open and reads a hole; A writes there; B reads A's bytes"
 truncate -s $((12 << 20)) "$mnt/d/holes"
-python3 - "$mnt2/d/holes" "$work" <<'EOF' &
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY)
-assert os.pread(fd, 16, 8 << 20) == bytes(16), "a hole did not read as zeros"
-open(sys.argv[2] + "/holes.ready", "w").close()
-while not os.path.exists(sys.argv[2] + "/holes.go"):
-    time.sleep(0.02)
-open(sys.argv[2] + "/holes.read", "wb").write(os.pread(fd, 16, 8 << 20))
-os.close(fd)
-open(sys.argv[2] + "/holes.done", "w").close()
-EOF
-helpers+=($!)
+HOLD_READ_AT=$((8 << 20)) hold "$mnt2/d/holes" r holes
 wait_for "B's reader of d/holes did not start" test -e "$work/holes.ready"
+cmp -s "$work/holes.first" <(head -c 16 /dev/zero) ||
+  fail "a hole of d/holes did not read as zeros on B"
 python3 -c '
 import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
@@ -231,7 +240,72 @@ wait_for "B's reader of d/holes did not finish" test -e "$work/holes.done"
   fail "B read '$(tr -d '\000' <"$work/holes.read")' where A filled a hole B had read, not A's bytes"
 ok "a hole B read stays unknown to B once A may write: B reads A's bytes there"
 
-step "7. both remounted: every file holds what the checks wrote"
+step "7. read shares: A and B read d/shared and keep its pages; writes recall them"
+head -c $((1 << 20)) /dev/urandom >"$work/shared.v1"
+# The files the earlier steps read stay shared: counted from here on.
+base="$(read_files)"
+cp "$work/shared.v1" "$mnt/d/shared"
+# Each reads it until both share it: a close's release reaches the MDS after close()
+# returns, and a file another mount still has open for writing is not shared.
+both_share() {
+  cmp -s "$work/shared.v1" "$mnt2/d/shared" || fail "B does not read A's d/shared"
+  cmp -s "$work/shared.v1" "$mnt/d/shared" || fail "A does not read its own d/shared back"
+  [ "$(read_files)" = $((base + 2)) ]
+}
+wait_for "A and B read d/shared, and do not both share it (dfs client ls)" both_share
+[ "$(resident "$mnt2/d/shared")" = $((1 << 20)) ] ||
+  fail "B's kernel kept $(resident "$mnt2/d/shared") bytes of d/shared across opens, not 1 MiB"
+[ "$(resident "$mnt/d/shared")" = $((1 << 20)) ] ||
+  fail "A's kernel kept $(resident "$mnt/d/shared") bytes of d/shared across opens, not 1 MiB"
+map_read() {
+  python3 - "$1" <<'EOF'
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ)
+sys.stdout.buffer.write(m[:16])
+m.close()
+os.close(fd)
+EOF
+}
+mapped="$(map_read "$mnt2/d/shared" | od -An -tx1)" || fail "B could not map d/shared shared"
+[ "$mapped" = "$(head -c 16 "$work/shared.v1" | od -An -tx1)" ] ||
+  fail "B's shared read-only mapping of d/shared shows other bytes than A wrote"
+ok "both mounts share d/shared for reading: pages kept across opens, mapped shared on B"
+head -c $((1 << 20)) /dev/urandom >"$work/shared.v2"
+dd if="$work/shared.v2" of="$mnt/d/shared" bs=64k conv=notrunc status=none ||
+  fail "A could not write d/shared"
+no_read_shares() { [ "$(read_files)" = "$base" ]; }
+wait_for "A's write left read shares of d/shared (dfs client ls)" no_read_shares
+b_shares_v2() {
+  cmp -s "$work/shared.v2" "$mnt2/d/shared" || fail "B's next open of d/shared misses A's write"
+  [ "$(read_files)" = $((base + 1)) ]
+}
+wait_for "B reads d/shared after A's write, and does not share it" b_shares_v2
+truncate -s 4096 "$mnt/d/shared"
+wait_for "A's truncate left B's read share of d/shared" no_read_shares
+[ "$(stat -c %s "$mnt2/d/shared")" = 4096 ] ||
+  fail "B sees d/shared at $(stat -c %s "$mnt2/d/shared") bytes after A's truncate, not 4096"
+cmp -s <(head -c 4096 "$work/shared.v2") "$mnt2/d/shared" ||
+  fail "B reads other bytes than A's truncate left in d/shared"
+ok "A's write and truncate recall B's share: B's next open reads what A left"
+b_shares() { cat "$mnt2/d/shared" >/dev/null && [ "$(read_files)" = $((base + 1)) ]; }
+wait_for "B reads d/shared after A's truncate, and does not share it" b_shares
+python3 - "$mnt2/d/shared" <<'EOF' ||
+import os, sys
+reader = os.open(sys.argv[1], os.O_RDONLY)  # shared: through the page cache
+os.pread(reader, 16, 0)
+writer = os.open(sys.argv[1], os.O_WRONLY)
+os.pread(reader, 16, 0)  # cached again after the writer's open
+os.pwrite(writer, b"WRITTEN-BY-B-NOW", 0)
+after = os.pread(reader, 16, 0)
+os.close(writer)
+os.close(reader)
+assert after == b"WRITTEN-BY-B-NOW", f"read {after!r} after writing"
+EOF
+  fail "B's own write through one descriptor is not read through another" 
+ok "B reads its own write through a descriptor it held open since before the write"
+
+step "8. both remounted: every file holds what the checks wrote"
 touch "$work/stop"
 for p in "${helpers[@]}"; do wait "$p" 2>/dev/null || true; done
 helpers=()
@@ -245,4 +319,6 @@ expect_pattern "$mnt/d/f4" four $((100000 + (1 << 20)))
 head -c 14 "$mnt/d/new" | grep -qx "NEWFILE-MAPPED" || fail "d/new lost the mapped write"
 [ "$(tail -c +$(((8 << 20) + 1)) "$mnt/d/holes" | head -c 16)" = "HOLE-FILLED-BY-A" ] ||
   fail "d/holes lost A's write"
+cmp -s <(printf WRITTEN-BY-B-NOW; head -c 4096 "$work/shared.v2" | tail -c +17) "$mnt/d/shared" ||
+  fail "d/shared lost B's write"
 echo "PASS"

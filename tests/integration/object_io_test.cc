@@ -18,7 +18,7 @@ namespace dfs::test {
 namespace {
 
 using client::FileState;
-using client::Handle;
+using client::ReadPattern;
 using client::ObjectIo;
 
 constexpr uint64_t kObjectSize = 64 << 10;  // small objects: a few KiB span several
@@ -92,12 +92,11 @@ TEST_CASE_FIXTURE(DataPoolCluster, "integration/object_io: a file's bytes in its
   CHECK(*run(io.read(sparse, 2 * kObjectSize, 10, true)) == "FILLEDMINE");
 
   // A sequential reader is served from pieces read ahead, with the same bytes.
-  auto h = std::make_shared<Handle>();
-  h->state = st;
+  ReadPattern reader;
   std::string sequential;
   for (uint64_t off = 0; off < st->size; off += 8192) {
     uint64_t n = std::min<uint64_t>(8192, st->size - off);
-    auto piece = run(io.read_through(h, off, n, true));
+    auto piece = run(io.read_through(st, off, n, reader.sequential_after(off, n), true));
     DFS_REQUIRE_OK(piece);
     sequential += *piece;
     if (off == 8192) CHECK_FALSE(st->readahead.empty());  // the second read reads ahead

@@ -101,9 +101,10 @@ void print_sessions_text(const proto::ClientListReply& reply, const std::string&
   for (const auto& s : reply.sessions()) width = std::max(width, s.client().size());
   const auto row = [&](const std::string& client, const std::string& addr, const std::string& renewed,
                        const std::string& open, const std::string& dirs,
-                       const std::string& files, const std::string& renews) {
-    fmt::print("{:<{}}  {:<21} {:>11} {:>5} {:>6} {:>6}  {}\n", client, width, addr, renewed, open,
-               dirs, files, renews);
+                       const std::string& files, const std::string& read,
+                       const std::string& renews) {
+    fmt::print("{:<{}}  {:<21} {:>11} {:>5} {:>6} {:>6} {:>6}  {}\n", client, width, addr,
+               renewed, open, dirs, files, read, renews);
   };
   // Mounts first: they are what an operator looks for among the tools' short-lived ones.
   std::vector<const proto::ClientSession*> sessions;
@@ -112,11 +113,12 @@ void print_sessions_text(const proto::ClientListReply& reply, const std::string&
                    [](const auto* a, const auto* b) { return a->renewing() > b->renewing(); });
   const auto mounts = std::count_if(sessions.begin(), sessions.end(),
                                     [](const auto* s) { return s->renewing(); });
-  row("CLIENT", "ADDRESS", "RENEWED", "OPEN", "DIRS", "FILES", "RENEWS");
+  row("CLIENT", "ADDRESS", "RENEWED", "OPEN", "DIRS", "FILES", "READ", "RENEWS");
   for (const auto* s : sessions) {
     row(s->client(), s->address().empty() ? "-" : s->address(), renew_column(*s),
         std::to_string(s->open_files()), std::to_string(s->owned_dirs()),
-        std::to_string(s->owned_files()), kind_column(*s, self));
+        std::to_string(s->owned_files()), std::to_string(s->read_files()),
+        kind_column(*s, self));
   }
   fmt::print("{} session{} at {} ({} mount{}, {} one-shot); a mount that does not renew for {} "
              "is evicted and fenced\n",
@@ -132,11 +134,10 @@ void print_sessions_json(const proto::ClientListReply& reply, const std::string&
     const auto& s = reply.sessions(i);
     out += fmt::format("{}\n    {{\"client\": {}, \"address\": {}, \"since_renew_ms\": {}, "
                        "\"open_files\": {}, \"owned_dirs\": {}, \"owned_files\": {}, "
-                       "\"renewing\": {}, \"self\": {}}}",
+                       "\"read_files\": {}, \"renewing\": {}, \"self\": {}}}",
                        i ? "," : "", json_string(s.client()), json_string(s.address()),
                        s.since_renew_ms(), s.open_files(), s.owned_dirs(), s.owned_files(),
-                       s.renewing(),
-                       s.client() == self);
+                       s.read_files(), s.renewing(), s.client() == self);
   }
   out += reply.sessions().empty() ? "]\n}\n" : "\n  ]\n}\n";
   fmt::print("{}", out);

@@ -379,3 +379,57 @@ TEST_CASE("client/cache_rights: a session reply during a give-up of directories 
   CHECK(finish_give_up(rights) == std::vector<std::vector<uint64_t>>{{11}});
   CHECK_FALSE(rights.alone(kElsewhere));
 }
+
+TEST_CASE("client/cache_rights: read shares: pages kept, never alone, given up like owned files") {
+  constexpr uint64_t kShared = 20, kOther = 21;
+  CacheRights rights(true);
+  const uint64_t epoch = rights.ownership_epoch();
+  REQUIRE(rights.share_claimed(kShared, epoch));
+  REQUIRE(rights.share_claimed(kOther, epoch));
+  CHECK(rights.read_shared(kShared));
+  CHECK_FALSE(rights.alone(kShared));  // others may read it: nothing is answered alone
+  CHECK(rights.holds_any());           // the lease guards it
+  CHECK(rights.owned().read_files().size() == 2);
+
+  // The mount's own writing open ends it here, without a recall.
+  rights.share_given_up(kOther);
+  CHECK_FALSE(rights.read_shared(kOther));
+
+  // A recall: the kernel drops the file's pages and makes a new incarnation.
+  auto recall = rights.dirs_recalled({kShared}, 7);
+  CHECK(recall.dropped);
+  REQUIRE(recall.start);
+  CHECK_FALSE(rights.read_shared(kShared));
+  auto round = rights.next_round();
+  REQUIRE(round);
+  CHECK(round->invalidate.inos == std::vector<uint64_t>{kShared});
+  CHECK(round->invalidate.files == std::vector<uint64_t>{kShared});
+  CHECK_FALSE(rights.next_round());
+
+  // A share answered to a request sent before a recall is not taken up.
+  const uint64_t before = rights.ownership_epoch();
+  rights.dirs_recalled({kElsewhere}, 8);
+  finish_give_up(rights);
+  CHECK_FALSE(rights.share_claimed(kShared, before));
+  CHECK_FALSE(rights.read_shared(kShared));
+
+  // Ownership replaces a share; a lapsed lease stops it; an eviction drops it with its
+  // pages.
+  REQUIRE(rights.share_claimed(kShared, rights.ownership_epoch()));
+  REQUIRE(rights.own_file_claimed(kShared, rights.ownership_epoch()));
+  CHECK(rights.alone(kShared));
+  CHECK_FALSE(rights.read_shared(kShared));
+  CHECK(rights.owned().read_files().empty());
+  REQUIRE(rights.share_claimed(kOther, rights.ownership_epoch()));
+  REQUIRE(rights.lapse());
+  CHECK_FALSE(rights.read_shared(kOther));
+  auto renewal = rights.renewed(false, 0, false);
+  CHECK(renewal.was_lapsed);
+  CHECK(rights.read_shared(kOther));
+  auto scope = rights.evicted();
+  REQUIRE(scope);
+  auto files = scope->files;
+  std::sort(files.begin(), files.end());
+  CHECK(files == std::vector<uint64_t>{kShared, kOther});
+  CHECK_FALSE(rights.read_shared(kOther));
+}

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,17 @@ struct Fixture {
           co_await r->claim(client, std::move(inos), "test");
           *done = true;
         }(&rights, client, std::move(inos), done),
+        asio::detached);
+    poll();
+  }
+  // Starts a claim of `file`'s read shares; *done turns true once it returns.
+  void claim_shares(const std::string& client, uint64_t file, bool* done) {
+    asio::co_spawn(
+        io,
+        [](DirRights* r, std::string client, uint64_t file, bool* done) -> awaitable<void> {
+          co_await r->claim_shares(client, file, "test");
+          *done = true;
+        }(&rights, client, file, done),
         asio::detached);
     poll();
   }
@@ -135,17 +147,25 @@ TEST_CASE("mds/dir_rights: removal and a session's end free the claims waiting o
 TEST_CASE("mds/dir_rights: re-asserted directories and files, and clear()") {
   Fixture f;
   f.rights.created("b", 12);
-  f.rights.reasserted("a", {10, 11, 12}, {20, 12});
-  CHECK(f.rights.owned_by("a") == 3);  // 12 stays with b
+  f.rights.created("b", 40, DirRights::Kind::kFile);
+  f.rights.shared("c", 41);
+  f.rights.reasserted("a", {10, 11, 12}, {20, 12, 41}, {40, 41, 42});
+  CHECK(f.rights.owned_by("a") == 3);  // 12 stays with b, 41 is shared by c
   CHECK(f.rights.files_owned_by("a") == 1);
+  CHECK(f.rights.shared_by("a") == 2);  // 40 stays b's: not shared while owned
+  CHECK(f.rights.shares("a", 41));
+  CHECK(f.rights.shares("a", 42));
   CHECK(f.rights.conflicts("b", {10}));
 
-  bool done = false;
+  bool done = false, shares_done = false;
   f.claim("b", {10}, &done);
-  f.rights.clear();  // this replica stops serving: the waiter goes on, nothing is owned
+  f.claim_shares("b", 42, &shares_done);
+  f.rights.clear();  // this replica stops serving: the waiters go on, nothing is held
   f.poll();
   CHECK(done);
+  CHECK(shares_done);
   CHECK(f.rights.owned_by("a") == 0);
+  CHECK(f.rights.shared_by("a") == 0);
 }
 
 TEST_CASE("mds/dir_rights: past the bound the least recently used directories are recalled") {
@@ -279,6 +299,74 @@ TEST_CASE("mds/dir_rights: files are owned, recalled and counted like directorie
   CHECK(f.rights.owned_by("a") == 1);
   f.rights.ended("a");
   CHECK(f.rights.owned_by("a") == 0);
+}
+
+TEST_CASE("mds/dir_rights: read shares: many readers, recalled by a change, never beside an owner") {
+  Fixture f;
+  CHECK(f.rights.shared("a", 50));
+  CHECK(f.rights.shared("b", 50));
+  CHECK(f.rights.shared("a", 50));  // asked again: still shared, counted once
+  CHECK(f.rights.shared_by("a") == 1);
+  CHECK(f.rights.owned_by("a") == 0);
+  CHECK(f.rights.kept_by("a") == 1);  // toward the bound
+  CHECK(f.rights.shared_by_others("a", 50));
+  CHECK_FALSE(f.rights.shared_by_others("c", 51));
+  CHECK_FALSE(f.rights.conflicts("c", {50}));  // a share is no ownership: reads go on
+  // Not owned by anyone while shared; the owner's file is not shared.
+  CHECK_FALSE(f.rights.claimed_existing("c", 50, DirRights::Kind::kFile));
+  CHECK(f.rights.claimed_existing("c", 52, DirRights::Kind::kFile));
+  CHECK_FALSE(f.rights.shared("a", 52));
+
+  // A writer: its own share goes without a recall, the others' are recalled.
+  f.rights.unshare("a", 50);
+  CHECK_FALSE(f.rights.shares("a", 50));
+  CHECK(f.rights.shared("c", 50));
+  bool done = false;
+  f.claim_shares("a", 50, &done);
+  CHECK_FALSE(done);
+  REQUIRE(f.sent.size() == 2);
+  CHECK(f.sent[0].dirs == std::vector<uint64_t>{50});
+  CHECK(f.sent[1].dirs == std::vector<uint64_t>{50});
+  CHECK(std::set<std::string>{f.sent[0].client, f.sent[1].client} ==
+        std::set<std::string>{"b", "c"});
+  // Not given again while its recall is under way.
+  CHECK_FALSE(f.rights.shared("b", 50));
+  for (const auto& sent : f.sent) {
+    f.rights.acknowledged(sent.client, sent.seq);
+    f.poll();
+  }
+  CHECK(done);
+  CHECK_FALSE(f.rights.shared_by_others("a", 50));
+  CHECK(f.rights.shared_by("b") == 0);
+  // Contested for ownership, as an owned file that was recalled.
+  CHECK_FALSE(f.rights.claimed_existing("a", 50, DirRights::Kind::kFile));
+  CHECK(f.rights.shared("b", 50));  // a reader shares it again once the writer is gone
+
+  // A reader's own share becomes ownership; removal and a session's end free shares.
+  CHECK(f.rights.shared("d", 53));
+  CHECK(f.rights.claimed_existing("d", 53, DirRights::Kind::kFile));
+  CHECK(f.rights.files_owned_by("d") == 1);
+  CHECK(f.rights.shared_by("d") == 0);
+  f.rights.removed(50);
+  CHECK(f.rights.shared_by("b") == 0);
+  CHECK(f.rights.shared("e", 54));
+  f.rights.ended("e");
+  CHECK(f.rights.shared_by("e") == 0);
+  CHECK_FALSE(f.rights.shared_by_others("x", 54));
+}
+
+TEST_CASE("mds/dir_rights: read shares count toward the bound and are recalled as the oldest") {
+  Fixture f(8);  // recalled down to 7
+  for (uint64_t file = 60; file < 68; ++file) REQUIRE(f.rights.shared("a", file));
+  CHECK(f.sent.empty());
+  REQUIRE(f.rights.created("a", 70));  // the ninth: the oldest share goes back
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].dirs == std::vector<uint64_t>{60, 61});
+  CHECK(f.rights.kept_by("a") == 7);
+  f.rights.acknowledged("a", f.sent[0].seq);
+  CHECK(f.rights.shared_by("a") == 6);
+  CHECK(f.rights.owned_by("a") == 1);
+  CHECK_FALSE(f.rights.shares("a", 60));
 }
 
 }  // namespace dfs::mds::test
