@@ -30,11 +30,22 @@ CacheRights granted(uint64_t seq = 1) {
   return rights;
 }
 
+// The ownership epoch of a request sent before a recall (of another inode) that is
+// answered by now: what an answer crossing that recall was asked at.
+uint64_t epoch_before_a_recall(CacheRights& rights, uint64_t seq);
+
 // Runs the give-up to its end, returning the acknowledgements of each round.
 std::vector<std::vector<uint64_t>> finish_give_up(CacheRights& rights) {
   std::vector<std::vector<uint64_t>> rounds;
   while (auto round = rights.next_round()) rounds.push_back(round->answering);
   return rounds;
+}
+
+uint64_t epoch_before_a_recall(CacheRights& rights, uint64_t seq) {
+  const uint64_t before = rights.ownership_epoch();
+  rights.dirs_recalled({kElsewhere}, seq);
+  finish_give_up(rights);
+  return before;
 }
 
 }  // namespace
@@ -237,10 +248,7 @@ TEST_CASE("client/cache_rights: an owned file is covered wherever its names are,
   CHECK_FALSE(rights.next_round());
 
   // Granted to an open whose answer crossed a recall: not owned.
-  const uint64_t before = rights.ownership_epoch();
-  rights.dirs_recalled({kElsewhere}, 8);
-  finish_give_up(rights);
-  CHECK_FALSE(rights.own_file_claimed(kFile, before));
+  CHECK_FALSE(rights.own_file_claimed(kFile, epoch_before_a_recall(rights, 8)));
   CHECK_FALSE(rights.alone(kFile));
   CHECK(rights.owned().size() == 0);
 }
@@ -407,10 +415,7 @@ TEST_CASE("client/cache_rights: read shares: pages kept, never alone, given up l
   CHECK_FALSE(rights.next_round());
 
   // A share answered to a request sent before a recall is not taken up.
-  const uint64_t before = rights.ownership_epoch();
-  rights.dirs_recalled({kElsewhere}, 8);
-  finish_give_up(rights);
-  CHECK_FALSE(rights.share_claimed(kShared, before));
+  CHECK_FALSE(rights.share_claimed(kShared, epoch_before_a_recall(rights, 8)));
   CHECK_FALSE(rights.read_shared(kShared));
 
   // Ownership replaces a share; a lapsed lease stops it; an eviction drops it with its

@@ -1,0 +1,192 @@
+// Read shares through MdsService::handle() (docs/capabilities.md, "Read shares"): the
+// rules MdsService applies around DirRights at an open, a setattr and a create. Two
+// mount sessions, without connections: a recall reaches its holder only as the
+// renewal's pending recall, which the test acknowledges for it.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+
+#include <optional>
+#include <string>
+
+#include "tests/unit/mds/mds_harness.h"
+
+namespace dfs::mds::test {
+namespace {
+
+constexpr const char* kA = "client.a.1";
+constexpr const char* kB = "client.b.1";
+
+// A request of `client` started on the harness's I/O context; `reply` is set once
+// answered.
+struct Pending {
+  std::optional<Result<rpc::Reply>> reply;
+  bool done() const { return reply.has_value(); }
+};
+
+template <class Req>
+void start(MdsHarness& h, uint32_t method, const Req& req, Pending* out) {
+  asio::co_spawn(
+      h.io(),
+      [](MdsService* service, uint32_t method, std::string body, Pending* out) -> awaitable<void> {
+        out->reply = co_await service->handle(method, std::move(body), nullptr);
+      }(&h.service(), method, req.SerializeAsString(), out),
+      asio::detached);
+}
+
+proto::OpenRequest open_request(MdsHarness& h, const std::string& client, uint64_t ino,
+                                int flags, bool read_share) {
+  proto::OpenRequest req;
+  *req.mutable_header() = h.header();
+  req.mutable_header()->mutable_reqid()->set_client(client);
+  req.set_ino(ino);
+  req.set_flags(static_cast<uint32_t>(flags));
+  req.set_read_share(read_share);
+  return req;
+}
+
+// `client` opens `ino` read-only asking to share it: whether the MDS shared it.
+bool open_to_read(MdsHarness& h, const std::string& client, uint64_t ino) {
+  auto reply =
+      h.call<proto::InodeReply>(rpc::kMdsOpen, open_request(h, client, ino, O_RDONLY, true));
+  REQUIRE_MESSAGE(reply, reply.error().to_string());
+  return reply->read_shared();
+}
+
+void release(MdsHarness& h, const std::string& client, uint64_t ino) {
+  proto::ReleaseRequest req;
+  *req.mutable_header() = h.header();
+  req.mutable_header()->mutable_reqid()->set_client(client);
+  req.set_ino(ino);
+  DFS_REQUIRE_OK(h.call<proto::Empty>(rpc::kMdsRelease, req));
+}
+
+// The recall `client` has not acknowledged yet (0: none), as its renewal says.
+uint64_t pending_recall(MdsHarness& h, const std::string& client) {
+  proto::RenewRequest renew;
+  *renew.mutable_header() = h.header(false);
+  renew.mutable_header()->mutable_reqid()->set_client(client);
+  auto reply = h.call<proto::RenewReply>(rpc::kMdsRenew, renew);
+  REQUIRE_MESSAGE(reply, reply.error().to_string());
+  return reply->dirs_recall();
+}
+
+void acknowledge(MdsHarness& h, const std::string& client, uint64_t seq) {
+  proto::CacheAckRequest ack;
+  *ack.mutable_header() = h.header(false);
+  ack.mutable_header()->mutable_reqid()->set_client(client);
+  ack.add_seqs(seq);
+  DFS_REQUIRE_OK(h.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack));
+}
+
+// Runs `p` until it is answered, acknowledging `holder`'s recall when one comes.
+void answer_recall_of(MdsHarness& h, const std::string& holder, Pending& p) {
+  h.run_for(Duration(50));
+  REQUIRE_FALSE(p.done());  // it waits for the holder
+  const uint64_t seq = pending_recall(h, holder);
+  REQUIRE(seq != 0);
+  acknowledge(h, holder, seq);
+  for (int i = 0; i < 100 && !p.done(); ++i) h.run_for(Duration(10));
+  REQUIRE(p.done());
+  REQUIRE_MESSAGE(p.reply->has_value(), p.reply->error().to_string());
+}
+
+struct Fixture {
+  MdsHarness h;
+  uint64_t file = 0;
+  Fixture() {
+    DFS_REQUIRE_OK(h.open_session(kA, false, false, true));
+    DFS_REQUIRE_OK(h.open_session(kB, false, false, true));
+    auto made = h.create(kRootIno, "shared");
+    DFS_REQUIRE_OK(made);
+    file = made->ino();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("mds/read shares: readers share, a writer's open recalls them and blocks new ones") {
+  Fixture f;
+  auto& h = f.h;
+  CHECK(open_to_read(h, kA, f.file));
+  CHECK(open_to_read(h, kB, f.file));  // both at once
+  release(h, kA, f.file);
+  release(h, kB, f.file);
+  CHECK(open_to_read(h, kB, f.file));  // still shared after the close: pages across opens
+  release(h, kB, f.file);
+
+  // A opens for writing: its own share ends at once, B's is recalled first.
+  Pending writer;
+  start(h, rpc::kMdsOpen, open_request(h, kA, f.file, O_WRONLY, false), &writer);
+  answer_recall_of(h, kB, writer);
+  CHECK(pending_recall(h, kA) == 0);  // its own share went without a recall
+  // Nobody is given a share while A has it open for writing, A included.
+  CHECK_FALSE(open_to_read(h, kB, f.file));
+  release(h, kB, f.file);
+  CHECK_FALSE(open_to_read(h, kA, f.file));  // a second open of its own
+  release(h, kA, f.file);
+  release(h, kA, f.file);  // the writer's
+  CHECK(open_to_read(h, kB, f.file));  // the writer is gone
+  release(h, kB, f.file);
+}
+
+TEST_CASE("mds/read shares: a setattr and an O_CREAT open of the file recall them") {
+  Fixture f;
+  auto& h = f.h;
+  CHECK(open_to_read(h, kB, f.file));
+  release(h, kB, f.file);
+
+  h.set_client(kA);
+  proto::SetAttrRequest truncate;
+  *truncate.mutable_header() = h.header();
+  truncate.set_ino(f.file);
+  truncate.set_valid(8);  // the size
+  truncate.set_size(100);
+  Pending setattr;
+  start(h, rpc::kMdsSetAttr, truncate, &setattr);
+  answer_recall_of(h, kB, setattr);
+
+  CHECK(open_to_read(h, kB, f.file));
+  release(h, kB, f.file);
+  proto::MknodRequest create;
+  *create.mutable_header() = h.header();
+  create.set_parent(kRootIno);
+  create.set_name("shared");
+  create.set_mode(S_IFREG | 0644);
+  create.set_open(true);  // O_CREAT without O_EXCL on the existing name
+  Pending created;
+  start(h, rpc::kMdsMknod, create, &created);
+  answer_recall_of(h, kB, created);
+  CHECK_FALSE(open_to_read(h, kB, f.file));  // A holds it open as a writer
+}
+
+TEST_CASE("mds/read shares: an owned file is not shared, and a shared file is not owned") {
+  Fixture f;
+  auto& h = f.h;
+  // A's writing open asking to own it, with nobody else there: A owns it.
+  auto own = open_request(h, kA, f.file, O_RDWR, false);
+  own.set_own(true);
+  auto owned = h.call<proto::InodeReply>(rpc::kMdsOpen, own);
+  DFS_REQUIRE_OK(owned);
+  CHECK(owned->owned());
+  release(h, kA, f.file);
+  // B's read recalls A's ownership first, then shares it.
+  Pending reader;
+  start(h, rpc::kMdsOpen, open_request(h, kB, f.file, O_RDONLY, true), &reader);
+  answer_recall_of(h, kA, reader);
+  proto::InodeReply shared;
+  REQUIRE(shared.ParseFromString((*reader.reply)->body));
+  CHECK(shared.read_shared());
+  CHECK_FALSE(shared.owned());
+  release(h, kB, f.file);
+  // The file stays shared: A's next writing open recalls B and is not given the file.
+  auto again = open_request(h, kA, f.file, O_RDWR, false);
+  again.set_own(true);
+  Pending writer;
+  start(h, rpc::kMdsOpen, again, &writer);
+  answer_recall_of(h, kB, writer);
+  proto::InodeReply written;
+  REQUIRE(written.ParseFromString((*writer.reply)->body));
+  CHECK_FALSE(written.owned());  // contested: recalled lately
+}
+
+}  // namespace dfs::mds::test
