@@ -237,7 +237,8 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
 
 bool FileClient::asks_to_own_file(Ino ino, int flags) const {
   // Only an open that may write: a file read on several mounts would otherwise pass
-  // from one to the next, a recall each time. Only with no state held here: a state
+  // from one to the next, a recall each time (reads share it instead,
+  // asks_to_share_file). Only with no state held here: a state
   // made while shared may be older than what the MDS answers this open, and an owned
   // file's state is not refreshed from answers.
   return (flags & O_ACCMODE) != O_RDONLY && options_.exclusive && !stopping_ &&
