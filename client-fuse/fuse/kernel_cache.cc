@@ -66,11 +66,12 @@ void install_kernel_invalidator(FuseContext& ctx) {
           --ctx.notifiers;
         }).detach();
         Counts counts = co_await done->wait();
-        spdlog::info(
-            "kernel caches invalidated{}: {} inode(s), {} name(s), {} directory name(s) "
-            "expired, in {} ms",
-            scope.everything ? "" : " for the recalled directories", counts.inodes, counts.names,
-            counts.expired, std::chrono::duration_cast<Duration>(Clock::now() - started).count());
+        spdlog::log(scope.routine ? spdlog::level::debug : spdlog::level::info,
+                    "kernel caches invalidated{}: {} inode(s), {} name(s), {} directory "
+                    "name(s) expired, in {} ms",
+                    scope.everything ? "" : " for the recalled directories", counts.inodes,
+                    counts.names, counts.expired,
+                    std::chrono::duration_cast<Duration>(Clock::now() - started).count());
       });
 }
 

@@ -76,6 +76,9 @@ class CacheRights {
     // it does not keep and cannot have the kernel drop; so the next lookup of one gets a
     // new inode number.
     std::vector<uint64_t> files;
+    // Not a recall (a write of this mount's dropping pages its readers hold): logged at
+    // debug level only.
+    bool routine = false;
     static KernelScope all() {
       KernelScope scope;
       scope.everything = true;

@@ -397,6 +397,36 @@ class FileClient {
   // Whether an open of `ino` with `flags` asks to share the file for reading
   // (OpenRequest.read_share): a read-only first open here of a file it is not alone on.
   bool asks_to_share_file(Ino ino, int flags) const;
+  // An open that may write goes to the MDS (an open, or a create, which may open an
+  // existing file): counted as sent, and in flight while the guard lives
+  // (share_answer_current).
+  class WriteOpen {
+   public:
+    WriteOpen(uint64_t& sent, uint32_t& in_flight) : in_flight_(in_flight) {
+      ++sent;
+      ++in_flight_;
+    }
+    ~WriteOpen() { --in_flight_; }
+    WriteOpen(const WriteOpen&) = delete;
+    WriteOpen& operator=(const WriteOpen&) = delete;
+
+   private:
+    uint32_t& in_flight_;
+  };
+  // The MDS answered a create that opened `ino`, an existing file, which ended this
+  // mount's read share of it there: the share ends here too, and the file's state `st`
+  // learns that the kernel may hold pages of it (FileState::kernel_pages). (An open of
+  // a known file ends the share before it is sent.)
+  void share_ended_by_write(Ino ino, FileState& st);
+  // Whether a read share answered to an open sent when `sent_before` writing opens had
+  // been sent, none in flight, may be taken up: the MDS may have ended it at a writing
+  // open of this mount's it served after the grant.
+  bool share_answer_current(uint64_t sent_before, bool write_in_flight_at_send) const {
+    return write_opens_sent_ == sent_before && !write_in_flight_at_send;
+  }
+  // The write of `data` itself (write() adds the kernel's dropping of pages).
+  awaitable<Result<uint64_t>> write_data(std::shared_ptr<Handle> h, uint64_t offset,
+                                         std::string data, bool append, bool from_page_cache);
   // Takes up a granted right once no file is open here: an open file's state was last
   // refreshed at its open, and another mount may have changed the file since.
   void take_grant_when_quiet();
@@ -534,9 +564,11 @@ class FileClient {
   // the MDS counts its open from now on, as if it had been opened there.
   awaitable<Status> unpin_data(const std::shared_ptr<FileState>& st, const Creds& creds);
   Fh next_fh_ = 1;
-  // Opens for writing sent to the MDS. A read share answered to an open sent before one
-  // of them is not taken up: the MDS may have ended it at that write's open.
+  // Opens that may write sent to the MDS (opens and creates of any file), and those not
+  // answered yet: a read share answered to an open sent while one was in flight, or
+  // before one was sent, is not taken up (share_answer_current).
   uint64_t write_opens_sent_ = 0;
+  uint32_t write_opens_in_flight_ = 0;
   bool stopping_ = false;
   bool releases_unreachable_ = false;  // shutdown: a release found the MDS gone
   std::shared_ptr<asio::steady_timer> flusher_timer_;

@@ -53,8 +53,26 @@ awaitable<Result<std::string>> FileClient::read(Fh fh, uint64_t offset, uint64_t
 awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::string data,
                                               bool append, bool from_page_cache) {
   auto h = DFS_CO_TRY(handle(fh));
+  if (!h->state) co_return make_error(ErrorCode::kIsDirectory, "not a regular file");
+  const uint64_t ino = h->ino;
+  const bool drop_pages = !from_page_cache && h->state->kernel_pages;
+  auto written = co_await write_data(std::move(h), offset, std::move(data), append,
+                                     from_page_cache);
+  // Readers of this mount may hold the file's pages from its read share: they read
+  // this write once it is answered (kernels from 6.6 drop the range themselves).
+  if (written && drop_pages && kernel_invalidator_ && !stopping_) {
+    CacheRights::KernelScope scope;
+    scope.inos.push_back(ino);
+    scope.routine = true;
+    co_await kernel_invalidator_(std::move(scope));
+  }
+  co_return written;
+}
+
+awaitable<Result<uint64_t>> FileClient::write_data(std::shared_ptr<Handle> h, uint64_t offset,
+                                                   std::string data, bool append,
+                                                   bool from_page_cache) {
   auto st = h->state;
-  if (!st) co_return make_error(ErrorCode::kIsDirectory, "not a regular file");
   uint64_t length = data.size();
   if (length == 0) co_return uint64_t{0};
   walk_.drop_data(st->ino);

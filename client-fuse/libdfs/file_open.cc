@@ -210,14 +210,19 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   request.set_flags(static_cast<uint32_t>(flags & ~(O_TRUNC | O_CREAT | O_EXCL)));
   request.set_own(asks_to_own_file(ino, flags));
   request.set_read_share(asks_to_share_file(ino, flags));
-  if ((flags & O_ACCMODE) != O_RDONLY) {
-    rights_.share_given_up(ino);
-    ++write_opens_sent_;
-  }
+  // A writer ends this mount's read share before it is sent: the MDS ends it when it
+  // serves the open, and opens of this mount meanwhile must not keep pages.
+  const bool writes = (flags & O_ACCMODE) != O_RDONLY;
+  const bool had_share = writes && rights_.owned().shares_file(ino);
+  if (had_share) rights_.share_given_up(ino);
+  std::optional<WriteOpen> write_open;
+  if (writes) write_open.emplace(write_opens_sent_, write_opens_in_flight_);
   const uint64_t epoch = rights_.ownership_epoch();
   const uint64_t write_opens_before = write_opens_sent_;
+  const bool write_in_flight = write_opens_in_flight_ > 0;
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(rpc::kMdsOpen, std::move(request), creds, true));
+  write_open.reset();
   learn_reply(reply);
   proto::Inode inode = std::move(*reply.mutable_inode());
   if (inode.ino() == 0) {  // an MDS that answers Open without the inode
@@ -228,11 +233,19 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   // Owned before the state is made: the state then starts from this answer, which is
   // the truth (nobody else has the file open), and its handle may use the page cache.
   if (reply.owned()) owned_granted(ino, Granted::kFile, epoch);
-  if (reply.read_shared() && write_opens_sent_ == write_opens_before &&
+  if (reply.read_shared() && share_answer_current(write_opens_before, write_in_flight) &&
       rights_.share_claimed(ino, epoch)) {
     spdlog::debug("file {:#x} is shared for reading by this mount from now on", ino);
   }
-  co_return open_handle(creds, std::move(inode), flags, true);
+  OpenFile opened = open_handle(creds, std::move(inode), flags, true);
+  if (had_share) handles_.at(opened.fh)->state->kernel_pages = true;
+  co_return opened;
+}
+
+void FileClient::share_ended_by_write(Ino ino, FileState& st) {
+  if (!rights_.owned().shares_file(ino)) return;
+  rights_.share_given_up(ino);
+  st.kernel_pages = true;
 }
 
 bool FileClient::asks_to_own_file(Ino ino, int flags) const {
@@ -271,9 +284,11 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   request.set_own_parent(asks_to_own(parent));
   request.set_own(request.own_parent());
   const uint64_t epoch = rights_.ownership_epoch();
-  ++write_opens_sent_;  // it may open an existing file (below)
+  std::optional<WriteOpen> write_open;
+  write_open.emplace(write_opens_sent_, write_opens_in_flight_);  // may open an existing file
   auto result =
       co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
+  write_open.reset();
   after_add(parent, name, result);
   if (!result) co_return unexpected(std::move(result).error());
   proto::MknodReply made = std::move(*result);
@@ -291,12 +306,11 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   }
   learn_reply(made);
   if (made.created()) rights_.owned().file_created(made.inode().ino(), parent);
-  // An existing file, opened as if for writing: a read share of it ends (the MDS ended
-  // it at this open).
-  if (!made.created()) rights_.share_given_up(made.inode().ino());
   // The kernel's dentry said the name was free; an existing file means it was stale.
   bool created = made.created() || (flags & O_EXCL);
+  const Ino ino = made.inode().ino();
   OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
+  if (!made.created()) share_ended_by_write(ino, *handles_.at(file.fh)->state);
   file.created = created;
   if (!created && (flags & O_TRUNC)) {
     SetAttrArgs args;

@@ -104,6 +104,11 @@ struct FileState {
   // readahead[0] holds while the state lives: its reads never reach the OSDs, so an
   // unlink takes nothing from them (file_open.cc, "Opens answered locally").
   bool data_pinned = false;
+  // This mount read the file through its kernel's page cache under a read share, ended
+  // by its own opening for writing: the kernel may still hold pages of it that its
+  // readers read, and kernels before 6.6 keep them across a direct write, so each
+  // direct write has the kernel drop them (FileClient::write).
+  bool kernel_pages = false;
 
   bool dirty() const { return commit_dirty || inline_data.dirty(); }
   // Writes the MDS has not recorded yet: buffered, or still on their way to the OSDs.

@@ -35,14 +35,14 @@ std::vector<uint64_t> OwnedDirs::files_cached() const {
 }
 
 bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>* files_dropped,
-                        std::vector<uint64_t>* owned_dropped) {
+                        std::vector<uint64_t>* cached_dropped) {
   bool owned = false, dir_owned = false;
   for (uint64_t ino : inos) {
     dir_owned |= dirs_.erase(ino) > 0;
     const bool was_owned = files_owned_.erase(ino) > 0;
     if (files_read_.erase(ino) > 0 || was_owned) {
       owned = true;
-      if (owned_dropped) owned_dropped->push_back(ino);
+      if (cached_dropped) cached_dropped->push_back(ino);
     }
   }
   owned |= dir_owned;

@@ -55,15 +55,15 @@ class OwnedDirs {
   void file_moved(uint64_t file, uint64_t dir);
   // `file` got another name, lost its last one, or the kernel forgot it.
   void file_left(uint64_t file) { files_.erase(file); }
-  // `ino` (a directory, or a file owned by itself) was removed.
+  // `ino` (a directory, or a file owned by itself or shared) was removed.
   void removed(uint64_t ino);
   // A recall: `inos` (directories, owned and shared files) and the files created in
   // those directories are no longer covered. Returns whether any of `inos` was owned or
   // shared; the files created in the directories that stopped being covered are added
-  // to `files_dropped`, the owned and shared files of `inos` to `owned_dropped` (when
+  // to `files_dropped`, the owned and shared files of `inos` to `cached_dropped` (when
   // given).
   bool give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>* files_dropped = nullptr,
-               std::vector<uint64_t>* owned_dropped = nullptr);
+               std::vector<uint64_t>* cached_dropped = nullptr);
   // Everything goes (an eviction: the new session owns nothing).
   void clear();
 

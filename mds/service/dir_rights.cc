@@ -68,8 +68,8 @@ void DirRights::trim(const std::string& owner) {
   const size_t keep = std::max<size_t>(max_per_session_ - max_per_session_ / 8, 1);
   std::vector<uint64_t> oldest(lru.begin(), std::next(lru.begin(), lru.size() - keep));
   start_recall(owner, std::move(oldest),
-               fmt::format("it owns more than {} directories and files: the least recently "
-                           "used go back",
+               fmt::format("it holds more than {} directories, files and read shares: the least "
+                           "recently used go back",
                            max_per_session_),
                /*contested=*/false);
 }
@@ -191,7 +191,9 @@ bool DirRights::shared_by_others(const std::string& client, uint64_t file) const
 }
 
 void DirRights::unshare(const std::string& client, uint64_t file) {
-  if (shares(client, file)) drop_share(client, file);
+  if (!shares(client, file)) return;
+  drop_share(client, file);
+  changed_.cancel();  // a claim waiting for this share's recall goes on
 }
 
 void DirRights::drop_share(const std::string& reader, uint64_t file) {
@@ -230,7 +232,10 @@ awaitable<void> DirRights::claim_shares(const std::string& client, uint64_t file
 }
 
 bool DirRights::others_own_any(const std::string& client) const {
-  return holders_.size() > (holders_.count(client) ? 1u : 0u);
+  // A handful of sessions; shares alone do not count (no touch recalls them).
+  return std::any_of(holders_.begin(), holders_.end(), [&client](const auto& kv) {
+    return kv.first != client && kv.second.owned > 0;
+  });
 }
 
 bool DirRights::conflicts(const std::string& client, const std::vector<uint64_t>& inos) const {
@@ -350,7 +355,7 @@ void DirRights::tick(Clock::time_point now) {
         if (!recall.evicting) {
           recall.evicting = true;
           auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - recall.started);
-          evictions.emplace_back(owner, "did not give up directories within " +
+          evictions.emplace_back(owner, "did not give up directories or files within " +
                                             std::to_string(waited.count()) +
                                             " s of their recall (" + recall.reason + ")");
         }

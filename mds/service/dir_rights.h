@@ -99,9 +99,11 @@ class DirRights {
   // which `client` does not own then, and files owned here, which it does not share.
   void reasserted(const std::string& client, const std::vector<uint64_t>& dirs,
                   const std::vector<uint64_t>& files, const std::vector<uint64_t>& read_files);
-  // `dir` was removed.
+  // `dir` was removed (a directory, or a file with no name and no open): nobody owns or
+  // shares it.
   void removed(uint64_t dir);
-  // Whether any session but `client` owns anything: the cheap test before claims.
+  // Whether any session but `client` owns anything (read shares aside): the cheap test
+  // before claims.
   bool others_own_any(const std::string& client) const;
   // Whether one of `inos` is owned by a session other than `client`.
   bool conflicts(const std::string& client, const std::vector<uint64_t>& inos) const;
@@ -197,7 +199,7 @@ class DirRights {
   NowFn now_;
   std::unordered_map<uint64_t, Owned> owners_;
   std::unordered_map<uint64_t, std::unordered_map<std::string, Holding>> shares_;  // by file
-  std::unordered_map<std::string, Holder> holders_;       // sessions that own anything
+  std::unordered_map<std::string, Holder> holders_;       // sessions that own or share anything
   std::map<std::string, std::vector<Recall>> recalls_;    // per owner, oldest first
   // When each directory was last recalled; forgotten after kContested (tick).
   std::unordered_map<uint64_t, Clock::time_point> recalled_at_;

@@ -27,7 +27,12 @@ void MdsService::start_background() {
 }
 
 void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEffects& effects) {
-  if (entry.has_release()) orphans_.erase(entry.release().ino());
+  if (entry.has_release()) {
+    // Purged: nobody holds it open or reaches it by a name any more (a file replaced by
+    // a rename, or unlinked while open, was not removed from the rights then).
+    orphans_.erase(entry.release().ino());
+    dir_rights_.removed(entry.release().ino());
+  }
   for (uint64_t ino : effects.orphaned) {
     orphans_.insert(ino);
     purge_if_unused(ino);

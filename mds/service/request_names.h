@@ -37,9 +37,10 @@ class RequestNames {
   // The inode a setattr, xattr change, link or data push changes without an open of
   // it; 0 for every other request.
   uint64_t changed_ino();
-  // The file whose data, size or times a setattr or a write's commit changes: what the
-  // mounts that share it for reading keep (docs/capabilities.md, "Read shares"); 0 for
-  // every other request.
+  // The file whose data or size a write, a write's commit or a setattr of the size
+  // changes: what the mounts that share it for reading keep (docs/capabilities.md,
+  // "Read shares"; a change of times or owners leaves their pages valid, and the next
+  // lookup gives their kernels a new inode); 0 for every other request.
   uint64_t changed_data_ino();
 
  private:
@@ -48,6 +49,7 @@ class RequestNames {
   uint32_t method_;
   const std::string& body_;
   bool parsed_ = false;
+  bool sets_size_ = false;  // a setattr of the size
   std::vector<uint64_t> inos_;
   std::vector<std::pair<uint64_t, std::string>> entries_;
 };

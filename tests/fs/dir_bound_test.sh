@@ -55,7 +55,7 @@ rsync -aHAX --numeric-ids "$work/src/" "$mnt/t/" || fail "rsync into A failed"
 recalls=$(($(bound_recalls) - alone_recalls))
 echo "recalls for the bound: $recalls"
 [ "$recalls" -ge 1 ] || fail "the MDS never recalled directories for the bound"
-grep -q "owned directories or files recalled by the MDS (it owns more than $bound directories and files.*pushing" \
+grep -q "owned directories or files recalled by the MDS (it holds more than $bound directories, files and read shares.*pushing" \
   "$cluster/log/client.log" || fail "A's log does not say it pushed and gave up owned directories"
 owned=""
 for _ in $(seq 50); do

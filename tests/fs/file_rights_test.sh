@@ -281,7 +281,9 @@ b_shares_v2() {
   [ "$(read_files)" = $((base + 1)) ]
 }
 wait_for "B reads d/shared after A's write, and does not share it" b_shares_v2
-truncate -s 4096 "$mnt/d/shared"
+# A setattr of the size without an open (truncate(1) would open the file for writing).
+python3 -c 'import os, sys; os.truncate(sys.argv[1], 4096)' "$mnt/d/shared" ||
+  fail "A could not truncate d/shared"
 wait_for "A's truncate left B's read share of d/shared" no_read_shares
 [ "$(stat -c %s "$mnt2/d/shared")" = 4096 ] ||
   fail "B sees d/shared at $(stat -c %s "$mnt2/d/shared") bytes after A's truncate, not 4096"
@@ -302,7 +304,7 @@ os.close(writer)
 os.close(reader)
 assert after == b"WRITTEN-BY-B-NOW", f"read {after!r} after writing"
 EOF
-  fail "B's own write through one descriptor is not read through another" 
+  fail "B's own write through one descriptor is not read through another"
 ok "B reads its own write through a descriptor it held open since before the write"
 
 step "8. both remounted: every file holds what the checks wrote"

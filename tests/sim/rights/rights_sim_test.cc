@@ -20,7 +20,7 @@
 //     anything alone (each as its CacheRights says, while its lease holds: the client's
 //     own rule);
 //   - no client caches a file alone while another client holds it open or shares it for
-//     reading;
+//     reading, and no client shares a file another holds open for writing;
 //   - a change of a file applies, and an open for writing is served, only while no other
 //     client caches the file alone or shares it for reading; and a client that takes a
 //     file up (owned or shared) knows it as it is: no other client's change applied since
@@ -148,6 +148,7 @@ struct SimClient {
   bool held_anything = false;  // for liveness
   std::vector<uint64_t> acks_unanswered;
   std::set<uint64_t> open_files;  // opens the MDS answered, not closed since
+  std::set<uint64_t> write_files;  // of them, opened for writing
   uint64_t instance_seen = 0;     // the MDS instance its open files are counted by
   std::set<uint64_t> reclaims_unanswered;  // open files not yet counted again by it
   uint64_t write_opens_sent = 0;  // FileClient::write_opens_sent_
@@ -198,6 +199,7 @@ class World {
       io_.restart();
       check_recalls_bounded();
       check_no_conflicting_rights();
+      check_no_share_beside_writer();
       check_owned_bounded();
     }
     for (auto& c : clients_) {
@@ -297,6 +299,7 @@ class World {
       auto it = std::next(c.open_files.begin(), pick(0, static_cast<int>(c.open_files.size()) - 1));
       const uint64_t file = *it;
       c.open_files.erase(it);
+      c.write_files.erase(file);
       c.reclaims_unanswered.erase(file);
       send_release(c, file);
     } else if (r >= 93 && r < 97) {
@@ -340,6 +343,7 @@ class World {
     c.opening = false;
     c.acks_unanswered.clear();
     c.open_files.clear();  // its handles went with the session
+    c.write_files.clear();
     c.reclaims_unanswered.clear();
     c.lease_expires = -1;
   }
@@ -652,6 +656,7 @@ class World {
         [this, &c, req, epoch, owned, shared, entity, changes_read, writes_before] {
           if (req.open) {
             if (!req.reopen) c.open_files.insert(req.dir);
+            if (!req.reopen && !req.read) c.write_files.insert(req.dir);
             if (req.reopen) c.reclaims_unanswered.erase(req.dir);
             if (owned && c.rights.own_file_claimed(req.dir, epoch)) {
               if (c.alone(req.dir)) check_file_taken_up(entity, req.dir, changes_read);
@@ -863,6 +868,22 @@ class World {
           if (d.get() != c.get() && d->read_shared(file)) {
             FAIL_CHECK("seed " << seed_note_ << ": " << c->entity() << " caches file " << file
                                << " alone while " << d->entity() << " shares it for reading");
+          }
+        }
+      }
+    }
+  }
+  // After every step: no client keeps the pages of a file another client has open for
+  // writing (not evicted: a fenced mount writes nothing).
+  void check_no_share_beside_writer() {
+    for (auto& w : clients_) {
+      if (w->crashed || !session_ok(w->entity())) continue;
+      for (uint64_t file : w->write_files) {
+        for (auto& r : clients_) {
+          if (r.get() != w.get() && r->read_shared(file)) {
+            FAIL_CHECK("seed " << seed_note_ << ": " << r->entity() << " shares file " << file
+                               << " for reading while " << w->entity()
+                               << " holds it open for writing");
           }
         }
       }

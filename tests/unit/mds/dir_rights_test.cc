@@ -301,7 +301,7 @@ TEST_CASE("mds/dir_rights: files are owned, recalled and counted like directorie
   CHECK(f.rights.owned_by("a") == 0);
 }
 
-TEST_CASE("mds/dir_rights: read shares: many readers, recalled by a change, never beside an owner") {
+TEST_CASE("mds/dir_rights: read shares: many readers, recalled by a change, not beside an owner") {
   Fixture f;
   CHECK(f.rights.shared("a", 50));
   CHECK(f.rights.shared("b", 50));
@@ -359,7 +359,7 @@ TEST_CASE("mds/dir_rights: read shares count toward the bound and are recalled a
   Fixture f(8);  // recalled down to 7
   for (uint64_t file = 60; file < 68; ++file) REQUIRE(f.rights.shared("a", file));
   CHECK(f.sent.empty());
-  REQUIRE(f.rights.created("a", 70));  // the ninth: the oldest share goes back
+  REQUIRE(f.rights.created("a", 70));  // the ninth: the two oldest shares go back (to 7)
   REQUIRE(f.sent.size() == 1);
   CHECK(f.sent[0].dirs == std::vector<uint64_t>{60, 61});
   CHECK(f.rights.kept_by("a") == 7);

@@ -129,7 +129,7 @@ TEST_CASE("mds/read shares: readers share, a writer's open recalls them and bloc
   release(h, kB, f.file);
 }
 
-TEST_CASE("mds/read shares: a setattr and an O_CREAT open of the file recall them") {
+TEST_CASE("mds/read shares: a truncate, a write and an O_CREAT open recall them, a touch not") {
   Fixture f;
   auto& h = f.h;
   CHECK(open_to_read(h, kB, f.file));
@@ -144,6 +144,27 @@ TEST_CASE("mds/read shares: a setattr and an O_CREAT open of the file recall the
   Pending setattr;
   start(h, rpc::kMdsSetAttr, truncate, &setattr);
   answer_recall_of(h, kB, setattr);
+
+  // A change of times leaves the pages valid: no recall.
+  CHECK(open_to_read(h, kB, f.file));
+  release(h, kB, f.file);
+  proto::SetAttrRequest touch;
+  *touch.mutable_header() = h.header();
+  touch.set_ino(f.file);
+  touch.set_valid(32);  // the mtime
+  touch.mutable_mtime()->set_sec(1'700'000'000);
+  DFS_REQUIRE_OK(h.setattr(touch));
+  CHECK(pending_recall(h, kB) == 0);
+
+  // A write of another mount's (to an inline file: the data goes to the MDS).
+  proto::WriteInlineRequest write;
+  *write.mutable_header() = h.header();
+  write.set_ino(f.file);
+  write.set_offset(0);
+  write.set_data("written");
+  Pending written;
+  start(h, rpc::kMdsWriteInline, write, &written);
+  answer_recall_of(h, kB, written);
 
   CHECK(open_to_read(h, kB, f.file));
   release(h, kB, f.file);
