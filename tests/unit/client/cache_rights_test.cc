@@ -34,11 +34,27 @@ CacheRights granted(uint64_t seq = 1) {
 // answered by now: what an answer crossing that recall was asked at.
 uint64_t epoch_before_a_recall(CacheRights& rights, uint64_t seq);
 
+// Recall `seq` of `file`, held: its give-up's one round answers it and has the kernel
+// drop the file (its inode, and a new kernel inode number for it), and nothing else.
+void recall_one_file(CacheRights& rights, uint64_t seq, uint64_t file);
+
 // Runs the give-up to its end, returning the acknowledgements of each round.
 std::vector<std::vector<uint64_t>> finish_give_up(CacheRights& rights) {
   std::vector<std::vector<uint64_t>> rounds;
   while (auto round = rights.next_round()) rounds.push_back(round->answering);
   return rounds;
+}
+
+void recall_one_file(CacheRights& rights, uint64_t seq, uint64_t file) {
+  auto recall = rights.dirs_recalled({file}, seq);
+  CHECK(recall.dropped);
+  REQUIRE(recall.start);
+  auto round = rights.next_round();
+  REQUIRE(round);
+  CHECK(round->answering == std::vector<uint64_t>{seq});
+  CHECK(round->invalidate.inos == std::vector<uint64_t>{file});   // its inode, nothing else
+  CHECK(round->invalidate.files == std::vector<uint64_t>{file});  // a new kernel inode
+  CHECK_FALSE(rights.next_round());
 }
 
 uint64_t epoch_before_a_recall(CacheRights& rights, uint64_t seq) {
@@ -236,16 +252,8 @@ TEST_CASE("client/cache_rights: an owned file is covered wherever its names are,
   CHECK(rights.owned().files() == std::vector<uint64_t>{kFile});
   CHECK(rights.owned().dirs().empty());
 
-  auto recall = rights.dirs_recalled({kFile}, 7);
-  CHECK(recall.dropped);
-  REQUIRE(recall.start);
+  recall_one_file(rights, 7, kFile);
   CHECK_FALSE(rights.alone(kFile));
-  auto round = rights.next_round();
-  REQUIRE(round);
-  CHECK(round->answering == std::vector<uint64_t>{7});
-  CHECK(round->invalidate.inos == std::vector<uint64_t>{kFile});  // its inode, nothing else
-  CHECK(round->invalidate.files == std::vector<uint64_t>{kFile});  // a new kernel inode
-  CHECK_FALSE(rights.next_round());
 
   // Granted to an open whose answer crossed a recall: not owned.
   CHECK_FALSE(rights.own_file_claimed(kFile, epoch_before_a_recall(rights, 8)));
@@ -404,15 +412,8 @@ TEST_CASE("client/cache_rights: read shares: pages kept, never alone, given up l
   CHECK_FALSE(rights.read_shared(kOther));
 
   // A recall: the kernel drops the file's pages and makes a new incarnation.
-  auto recall = rights.dirs_recalled({kShared}, 7);
-  CHECK(recall.dropped);
-  REQUIRE(recall.start);
+  recall_one_file(rights, 7, kShared);
   CHECK_FALSE(rights.read_shared(kShared));
-  auto round = rights.next_round();
-  REQUIRE(round);
-  CHECK(round->invalidate.inos == std::vector<uint64_t>{kShared});
-  CHECK(round->invalidate.files == std::vector<uint64_t>{kShared});
-  CHECK_FALSE(rights.next_round());
 
   // A share answered to a request sent before a recall is not taken up.
   CHECK_FALSE(rights.share_claimed(kShared, epoch_before_a_recall(rights, 8)));

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,24 @@ class MdsHarness {
   std::string client_ = "client.test.1";
   uint64_t next_seq_ = 1;
 };
+
+// A request started on the harness's I/O context; `reply` is set once it is answered.
+struct PendingReply {
+  std::optional<Result<rpc::Reply>> reply;
+  bool done() const { return reply.has_value(); }
+};
+
+// Starts `req` on `h`'s I/O context, as the RPC server would pass it; `out` is
+// answered when it finishes (drive the context meanwhile).
+template <class Req>
+void start_request(MdsHarness& h, uint32_t method, const Req& req, PendingReply* out) {
+  asio::co_spawn(
+      h.io(),
+      [](MdsService* service, uint32_t method, std::string body, PendingReply* out) -> awaitable<void> {
+        out->reply = co_await service->handle(method, std::move(body), nullptr);
+      }(&h.service(), method, req.SerializeAsString(), out),
+      asio::detached);
+}
 
 // A deterministic clock: each call advances by one millisecond from a fixed start.
 NowFn counting_clock();

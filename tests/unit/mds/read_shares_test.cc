@@ -16,28 +16,18 @@ namespace {
 constexpr const char* kA = "client.a.1";
 constexpr const char* kB = "client.b.1";
 
-// A request of `client` started on the harness's I/O context; `reply` is set once
-// answered.
-struct Pending {
-  std::optional<Result<rpc::Reply>> reply;
-  bool done() const { return reply.has_value(); }
-};
-
-template <class Req>
-void start(MdsHarness& h, uint32_t method, const Req& req, Pending* out) {
-  asio::co_spawn(
-      h.io(),
-      [](MdsService* service, uint32_t method, std::string body, Pending* out) -> awaitable<void> {
-        out->reply = co_await service->handle(method, std::move(body), nullptr);
-      }(&h.service(), method, req.SerializeAsString(), out),
-      asio::detached);
+// A request header of `client`'s (mutations get a fresh request id).
+proto::MdsRequestHeader header_of(MdsHarness& h, const std::string& client,
+                                  bool mutating = true) {
+  proto::MdsRequestHeader header = h.header(mutating);
+  header.mutable_reqid()->set_client(client);
+  return header;
 }
 
 proto::OpenRequest open_request(MdsHarness& h, const std::string& client, uint64_t ino,
                                 int flags, bool read_share) {
   proto::OpenRequest req;
-  *req.mutable_header() = h.header();
-  req.mutable_header()->mutable_reqid()->set_client(client);
+  *req.mutable_header() = header_of(h, client);
   req.set_ino(ino);
   req.set_flags(static_cast<uint32_t>(flags));
   req.set_read_share(read_share);
@@ -54,8 +44,7 @@ bool open_to_read(MdsHarness& h, const std::string& client, uint64_t ino) {
 
 void release(MdsHarness& h, const std::string& client, uint64_t ino) {
   proto::ReleaseRequest req;
-  *req.mutable_header() = h.header();
-  req.mutable_header()->mutable_reqid()->set_client(client);
+  *req.mutable_header() = header_of(h, client);
   req.set_ino(ino);
   DFS_REQUIRE_OK(h.call<proto::Empty>(rpc::kMdsRelease, req));
 }
@@ -63,8 +52,7 @@ void release(MdsHarness& h, const std::string& client, uint64_t ino) {
 // The recall `client` has not acknowledged yet (0: none), as its renewal says.
 uint64_t pending_recall(MdsHarness& h, const std::string& client) {
   proto::RenewRequest renew;
-  *renew.mutable_header() = h.header(false);
-  renew.mutable_header()->mutable_reqid()->set_client(client);
+  *renew.mutable_header() = header_of(h, client, false);
   auto reply = h.call<proto::RenewReply>(rpc::kMdsRenew, renew);
   REQUIRE_MESSAGE(reply, reply.error().to_string());
   return reply->dirs_recall();
@@ -72,14 +60,13 @@ uint64_t pending_recall(MdsHarness& h, const std::string& client) {
 
 void acknowledge(MdsHarness& h, const std::string& client, uint64_t seq) {
   proto::CacheAckRequest ack;
-  *ack.mutable_header() = h.header(false);
-  ack.mutable_header()->mutable_reqid()->set_client(client);
+  *ack.mutable_header() = header_of(h, client, false);
   ack.add_seqs(seq);
   DFS_REQUIRE_OK(h.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack));
 }
 
 // Runs `p` until it is answered, acknowledging `holder`'s recall when one comes.
-void answer_recall_of(MdsHarness& h, const std::string& holder, Pending& p) {
+void answer_recall_of(MdsHarness& h, const std::string& holder, PendingReply& p) {
   h.run_for(Duration(50));
   REQUIRE_FALSE(p.done());  // it waits for the holder
   const uint64_t seq = pending_recall(h, holder);
@@ -115,8 +102,8 @@ TEST_CASE("mds/read shares: readers share, a writer's open recalls them and bloc
   release(h, kB, f.file);
 
   // A opens for writing: its own share ends at once, B's is recalled first.
-  Pending writer;
-  start(h, rpc::kMdsOpen, open_request(h, kA, f.file, O_WRONLY, false), &writer);
+  PendingReply writer;
+  start_request(h, rpc::kMdsOpen, open_request(h, kA, f.file, O_WRONLY, false), &writer);
   answer_recall_of(h, kB, writer);
   CHECK(pending_recall(h, kA) == 0);  // its own share went without a recall
   // Nobody is given a share while A has it open for writing, A included.
@@ -141,8 +128,8 @@ TEST_CASE("mds/read shares: a truncate, a write and an O_CREAT open recall them,
   truncate.set_ino(f.file);
   truncate.set_valid(8);  // the size
   truncate.set_size(100);
-  Pending setattr;
-  start(h, rpc::kMdsSetAttr, truncate, &setattr);
+  PendingReply setattr;
+  start_request(h, rpc::kMdsSetAttr, truncate, &setattr);
   answer_recall_of(h, kB, setattr);
 
   // A change of times leaves the pages valid: no recall.
@@ -162,8 +149,8 @@ TEST_CASE("mds/read shares: a truncate, a write and an O_CREAT open recall them,
   write.set_ino(f.file);
   write.set_offset(0);
   write.set_data("written");
-  Pending written;
-  start(h, rpc::kMdsWriteInline, write, &written);
+  PendingReply written;
+  start_request(h, rpc::kMdsWriteInline, write, &written);
   answer_recall_of(h, kB, written);
 
   CHECK(open_to_read(h, kB, f.file));
@@ -174,8 +161,8 @@ TEST_CASE("mds/read shares: a truncate, a write and an O_CREAT open recall them,
   create.set_name("shared");
   create.set_mode(S_IFREG | 0644);
   create.set_open(true);  // O_CREAT without O_EXCL on the existing name
-  Pending created;
-  start(h, rpc::kMdsMknod, create, &created);
+  PendingReply created;
+  start_request(h, rpc::kMdsMknod, create, &created);
   answer_recall_of(h, kB, created);
   CHECK_FALSE(open_to_read(h, kB, f.file));  // A holds it open as a writer
 }
@@ -191,8 +178,8 @@ TEST_CASE("mds/read shares: an owned file is not shared, and a shared file is no
   CHECK(owned->owned());
   release(h, kA, f.file);
   // B's read recalls A's ownership first, then shares it.
-  Pending reader;
-  start(h, rpc::kMdsOpen, open_request(h, kB, f.file, O_RDONLY, true), &reader);
+  PendingReply reader;
+  start_request(h, rpc::kMdsOpen, open_request(h, kB, f.file, O_RDONLY, true), &reader);
   answer_recall_of(h, kA, reader);
   proto::InodeReply shared;
   REQUIRE(shared.ParseFromString((*reader.reply)->body));
@@ -202,8 +189,8 @@ TEST_CASE("mds/read shares: an owned file is not shared, and a shared file is no
   // The file stays shared: A's next writing open recalls B and is not given the file.
   auto again = open_request(h, kA, f.file, O_RDWR, false);
   again.set_own(true);
-  Pending writer;
-  start(h, rpc::kMdsOpen, again, &writer);
+  PendingReply writer;
+  start_request(h, rpc::kMdsOpen, again, &writer);
   answer_recall_of(h, kB, writer);
   proto::InodeReply written;
   REQUIRE(written.ParseFromString((*writer.reply)->body));

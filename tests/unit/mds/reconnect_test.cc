@@ -15,22 +15,6 @@
 namespace dfs::mds::test {
 namespace {
 
-// A request started on the harness's I/O context; `reply` is set once it is answered.
-struct Pending {
-  std::optional<Result<rpc::Reply>> reply;
-  bool done() const { return reply.has_value(); }
-};
-
-template <class Req>
-void start(MdsHarness& h, uint32_t method, const Req& req, Pending* out) {
-  asio::co_spawn(
-      h.io(),
-      [](MdsService* service, uint32_t method, std::string body, Pending* out) -> awaitable<void> {
-        out->reply = co_await service->handle(method, std::move(body), nullptr);
-      }(&h.service(), method, req.SerializeAsString(), out),
-      asio::detached);
-}
-
 // A lookup of `name` in the root by `client` (reads carry no seq, only the client).
 proto::LookupRequest lookup_by(MdsHarness& h, const std::string& client, const std::string& name) {
   proto::LookupRequest req;
@@ -41,12 +25,12 @@ proto::LookupRequest lookup_by(MdsHarness& h, const std::string& client, const s
   return req;
 }
 
-void run_until(MdsHarness& h, const Pending& p, Duration limit) {
+void run_until(MdsHarness& h, const PendingReply& p, Duration limit) {
   auto until = Clock::now() + limit;
   while (!p.done() && Clock::now() < until) h.run_for(Duration(10));
 }
 
-uint64_t looked_up_ino(const Pending& p) {
+uint64_t looked_up_ino(const PendingReply& p) {
   REQUIRE(p.done());
   REQUIRE_MESSAGE(p.reply->has_value(), p.reply->error().to_string());
   proto::InodeReply reply;
@@ -147,8 +131,8 @@ TEST_CASE("mds/reconnect: after a restart, requests wait until the sessions of b
   h.restart(options, /*reconnect=*/false);
 
   DFS_REQUIRE_OK(h.open_session("client.other"));  // a session the old instance did not have
-  Pending lookup;
-  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
+  PendingReply lookup;
+  start_request(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
   h.run_for(Duration(200));
   CHECK_FALSE(lookup.done());  // the test client may own "d" and defer changes in it
 
@@ -178,8 +162,8 @@ TEST_CASE("mds/reconnect: a mount that only read is awaited too (its session is 
   // Another mount comes first: its read waits for the reader, which may still answer
   // from what it cached alone.
   DFS_REQUIRE_OK(h.open_session("client.other", /*wants_cache=*/true, false, true));
-  Pending lookup;
-  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
+  PendingReply lookup;
+  start_request(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
   h.run_for(Duration(200));
   CHECK_FALSE(lookup.done());
   // The reader re-asserts the right: it is recalled, and the read waits for its answer.
@@ -202,8 +186,8 @@ TEST_CASE("mds/reconnect: a session not back by the end of the grace is evicted 
   h.restart(options, /*reconnect=*/false);
 
   DFS_REQUIRE_OK(h.open_session("client.other"));
-  Pending lookup;
-  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
+  PendingReply lookup;
+  start_request(h, rpc::kMdsLookup, lookup_by(h, "client.other", "d"), &lookup);
   h.run_for(Duration(100));
   CHECK_FALSE(lookup.done());
   run_until(h, lookup, Duration(5000));  // the lease loop ends the phase within a second
@@ -227,8 +211,8 @@ TEST_CASE("mds/reconnect: exclusive caching re-asserted after others opened is p
   auto other = h.open_session("client.other", /*wants_cache=*/true);
   REQUIRE(other);
   CHECK_FALSE(other->exclusive());
-  Pending lookup;
-  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "f"), &lookup);
+  PendingReply lookup;
+  start_request(h, rpc::kMdsLookup, lookup_by(h, "client.other", "f"), &lookup);
   h.run_for(Duration(100));
   CHECK_FALSE(lookup.done());
 
@@ -265,8 +249,8 @@ TEST_CASE("mds/reconnect: the phase awaits the locks of before, and its end serv
   hello.set_reasserts_locks(true);
   DFS_REQUIRE_OK(h.call<proto::SessionReply>(rpc::kMdsSession, hello));
   DFS_REQUIRE_OK(h.open_session("client.other"));
-  Pending lookup;
-  start(h, rpc::kMdsLookup, lookup_by(h, "client.other", "f"), &lookup);
+  PendingReply lookup;
+  start_request(h, rpc::kMdsLookup, lookup_by(h, "client.other", "f"), &lookup);
   h.run_for(Duration(200));
   CHECK_FALSE(lookup.done());
   auto early = h.call<proto::LockReply>(rpc::kMdsLock, write_lock(h, "client.other", file->ino(),
