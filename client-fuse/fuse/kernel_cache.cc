@@ -23,6 +23,27 @@
 namespace dfs::fuse {
 
 void install_kernel_invalidator(FuseContext& ctx) {
+  // A write of this mount's to a file whose pages its readers may hold from a read
+  // share: only that range, of the file's kernel inodes.
+  ctx.vfs->client().set_page_dropper(
+      [&ctx](uint64_t ino, uint64_t offset, uint64_t length) -> awaitable<void> {
+        fuse_session* se = ctx.session;
+        if (!se) co_return;
+        auto inodes = ctx.vfs->kernel_inodes_of(ino);
+        if (inodes.empty()) co_return;
+        auto done = std::make_shared<Completion<bool>>(ctx.vfs->executor());
+        ++ctx.notifiers;
+        std::thread([&ctx, se, inodes = std::move(inodes), offset, length, done,
+                     ex = ctx.vfs->executor()] {
+          for (uint64_t fuse_ino : inodes) {
+            fuse_lowlevel_notify_inval_inode(se, fuse_ino, static_cast<off_t>(offset),
+                                             static_cast<off_t>(length));
+          }
+          asio::post(ex, [done] { done->set(true); });
+          --ctx.notifiers;
+        }).detach();
+        co_await done->wait();
+      });
   ctx.vfs->client().set_on_exclusive([&ctx] { ctx.vfs->renew_shared_incarnations(); });
   ctx.vfs->client().set_kernel_invalidator(
       [&ctx](client::CacheRights::KernelScope scope) -> awaitable<void> {
@@ -66,12 +87,11 @@ void install_kernel_invalidator(FuseContext& ctx) {
           --ctx.notifiers;
         }).detach();
         Counts counts = co_await done->wait();
-        spdlog::log(scope.routine ? spdlog::level::debug : spdlog::level::info,
-                    "kernel caches invalidated{}: {} inode(s), {} name(s), {} directory "
-                    "name(s) expired, in {} ms",
-                    scope.everything ? "" : " for the recalled directories", counts.inodes,
-                    counts.names, counts.expired,
-                    std::chrono::duration_cast<Duration>(Clock::now() - started).count());
+        spdlog::info(
+            "kernel caches invalidated{}: {} inode(s), {} name(s), {} directory name(s) "
+            "expired, in {} ms",
+            scope.everything ? "" : " for the recalled directories", counts.inodes, counts.names,
+            counts.expired, std::chrono::duration_cast<Duration>(Clock::now() - started).count());
       });
 }
 

@@ -76,9 +76,6 @@ class CacheRights {
     // it does not keep and cannot have the kernel drop; so the next lookup of one gets a
     // new inode number.
     std::vector<uint64_t> files;
-    // Not a recall (a write of this mount's dropping pages its readers hold): logged at
-    // debug level only.
-    bool routine = false;
     static KernelScope all() {
       KernelScope scope;
       scope.everything = true;
@@ -128,7 +125,7 @@ class CacheRights {
   // The mount opens `file` for writing: its read share ends here, without a recall (the
   // MDS ends it at that open). The kernel keeps its inode: the writing open is not
   // cached (the kernel drops the file's pages at it), and each write through it drops
-  // the pages it covers, so the mount's readers see its writes.
+  // the pages it covers (FileClient::write), so the mount's readers see its writes.
   void share_given_up(uint64_t file) {
     const std::vector<uint64_t> inos{file};
     if (owned_.shares_file(file)) owned_.give_up(inos);

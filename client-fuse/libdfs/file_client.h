@@ -172,6 +172,10 @@ class FileClient {
   void set_kernel_invalidator(KernelInvalidator invalidate) {
     kernel_invalidator_ = std::move(invalidate);
   }
+  // Has the kernel drop its pages of [offset, offset + length) of file `ino`, off the I/O
+  // thread; the returned task ends when it has (FileClient::write, FileState::kernel_pages).
+  using PageDropper = std::function<awaitable<void>(Ino ino, uint64_t offset, uint64_t length)>;
+  void set_page_dropper(PageDropper drop) { page_dropper_ = std::move(drop); }
   // Called (on the I/O thread) just before exclusive caching is taken up after a shared
   // period: the owner makes the kernel drop what it may hold stale from that period.
   void set_on_exclusive(std::function<void()> hook) { on_exclusive_ = std::move(hook); }
@@ -445,6 +449,7 @@ class FileClient {
   std::shared_ptr<asio::steady_timer> lease_timer_;
   std::function<void()> on_exclusive_;
   KernelInvalidator kernel_invalidator_;
+  PageDropper page_dropper_;
   // Deferred attribute changes (deferred_attrs.cc). In exclusive mode a chmod, chown or
   // utimes by root on an inode known exactly is answered at once with the MDS's own
   // op's outcome (attr_predict.h) and sent later, merged with the inode's other

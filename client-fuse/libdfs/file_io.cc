@@ -59,12 +59,10 @@ awaitable<Result<uint64_t>> FileClient::write(Fh fh, uint64_t offset, std::strin
   auto written = co_await write_data(std::move(h), offset, std::move(data), append,
                                      from_page_cache);
   // Readers of this mount may hold the file's pages from its read share: they read
-  // this write once it is answered (kernels from 6.6 drop the range themselves).
-  if (written && drop_pages && kernel_invalidator_ && !stopping_) {
-    CacheRights::KernelScope scope;
-    scope.inos.push_back(ino);
-    scope.routine = true;
-    co_await kernel_invalidator_(std::move(scope));
+  // this write once it is answered (kernels from 6.6 drop the range themselves). An
+  // append's offset is where it landed: the whole end of the file goes.
+  if (written && drop_pages && page_dropper_ && !stopping_) {
+    co_await page_dropper_(ino, append ? 0 : offset, append ? 0 : *written);
   }
   co_return written;
 }

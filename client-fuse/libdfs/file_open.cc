@@ -46,8 +46,11 @@ void FileClient::forget(Ino ino) {
   if (!states_.count(ino) && !known_.attrs_pending(ino)) {
     known_.erase(ino);
     // The kernel knows it no more; a later lookup learns it from the MDS, without the
-    // history that made it ours.
+    // history that made it ours. Its pages went with it: a read share of it is of no
+    // more use here (the next open asks again; the MDS's recall, if one comes, is
+    // answered as for any file not held).
     rights_.owned().file_left(ino);
+    rights_.share_given_up(ino);
   }
   dirs_.forget(ino);
   listed_.drop(ino);

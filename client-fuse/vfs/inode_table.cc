@@ -51,6 +51,17 @@ bool InodeTable::forget(uint64_t fuse_ino, uint64_t n) {
   return true;
 }
 
+std::vector<uint64_t> InodeTable::incarnations_held(uint64_t dfs_ino) const {
+  std::vector<uint64_t> held;
+  if (!this->held(dfs_ino)) return held;
+  const uint64_t number = to_fuse(dfs_ino) & kNumberMask;
+  for (uint64_t incarnation = 0; incarnation < 256; ++incarnation) {
+    const uint64_t fuse_ino = number | (incarnation << kIncarnationShift);
+    if (counts_.count(fuse_ino) > 0) held.push_back(fuse_ino);
+  }
+  return held;
+}
+
 bool InodeTable::held(uint64_t dfs_ino) const {
   if (dfs_ino == root_) return true;
   uint64_t number = dfs_ino == kFuseRootIno ? root_ : dfs_ino;

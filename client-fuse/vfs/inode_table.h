@@ -43,6 +43,9 @@ class InodeTable {
   bool held(uint64_t dfs_ino) const;
   // Every kernel inode number with references.
   std::vector<uint64_t> all() const;
+  // The kernel inode numbers with references of dfs inode `dfs_ino`: its incarnations
+  // the kernel still holds.
+  std::vector<uint64_t> incarnations_held(uint64_t dfs_ino) const;
   size_t size() const { return counts_.size(); }
   uint64_t bad_forgets() const { return bad_forgets_; }
 

@@ -148,6 +148,10 @@ class Vfs {
   // (dfs numbers) and every kernel inode of what it lists (all incarnations). Names
   // elsewhere stay remembered. The files of `scope.files` get a new incarnation.
   KernelKnowledge take_kernel_knowledge(const client::CacheRights::KernelScope& scope);
+  // The kernel inode numbers the kernel holds of dfs file `ino` (all incarnations).
+  std::vector<uint64_t> kernel_inodes_of(uint64_t ino) const {
+    return inodes_.incarnations_held(ino);
+  }
   // Exclusive caching is taken up after a shared period: every regular file the kernel
   // was shown meanwhile gets a new incarnation, so that the kernel's next lookup drops a
   // size it may hold stale (exclusive, the kernel's names are not asked again for 60 s).

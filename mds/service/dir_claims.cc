@@ -80,7 +80,7 @@ void MdsService::note_dirs_used(const std::string& client, RequestNames& names) 
 }
 
 awaitable<void> MdsService::claim_touched(const std::string& client, RequestNames& names) {
-  // A change of a file's data, size or times: the pages others keep of it go first.
+  // A change of a file's data or size: the pages others keep of it go first.
   if (uint64_t file = names.changed_data_ino();
       file != 0 && dir_rights_.shared_by_others(client, file)) {
     co_await dir_rights_.claim_shares(client, file, claim_reason(client, names.method()));

@@ -39,8 +39,8 @@ class RequestNames {
   uint64_t changed_ino();
   // The file whose data or size a write, a write's commit or a setattr of the size
   // changes: what the mounts that share it for reading keep (docs/capabilities.md,
-  // "Read shares"; a change of times or owners leaves their pages valid, and the next
-  // lookup gives their kernels a new inode); 0 for every other request.
+  // "Read shares"; a change of times, mode or owner leaves their pages valid); 0 for
+  // every other request.
   uint64_t changed_data_ino();
 
  private:

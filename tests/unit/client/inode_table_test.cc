@@ -63,4 +63,19 @@ TEST_CASE("client/inode_table: a new incarnation is a new kernel inode of the sa
   CHECK(t.to_fuse(1) == kFuseRootIno);
 }
 
+TEST_CASE("client/inode_table: the incarnations of a file the kernel still holds") {
+  InodeTable t(1);
+  CHECK(t.incarnations_held(7).empty());
+  const uint64_t first = t.to_fuse(7);
+  t.add_lookup(first);
+  t.new_incarnation(7);
+  const uint64_t second = t.to_fuse(7);
+  CHECK(t.incarnations_held(7) == std::vector<uint64_t>{first});  // the new one unused yet
+  t.add_lookup(second);
+  CHECK(t.incarnations_held(7) == std::vector<uint64_t>{first, second});
+  t.forget(first, 1);
+  CHECK(t.incarnations_held(7) == std::vector<uint64_t>{second});
+  CHECK(t.incarnations_held(8).empty());
+}
+
 }  // namespace dfs::vfs

@@ -160,7 +160,8 @@ template <class Req>
 void start_request(MdsHarness& h, uint32_t method, const Req& req, PendingReply* out) {
   asio::co_spawn(
       h.io(),
-      [](MdsService* service, uint32_t method, std::string body, PendingReply* out) -> awaitable<void> {
+      [](MdsService* service, uint32_t method, std::string body,
+         PendingReply* out) -> awaitable<void> {
         out->reply = co_await service->handle(method, std::move(body), nullptr);
       }(&h.service(), method, req.SerializeAsString(), out),
       asio::detached);
