@@ -90,7 +90,7 @@ void install_kernel_invalidator(FuseContext& ctx) {
         spdlog::info(
             "kernel caches invalidated{}: {} inode(s), {} name(s), {} directory name(s) "
             "expired, in {} ms",
-            scope.everything ? "" : " for the recalled directories", counts.inodes, counts.names,
+            scope.everything ? "" : " for the inodes given up", counts.inodes, counts.names,
             counts.expired, std::chrono::duration_cast<Duration>(Clock::now() - started).count());
       });
 }

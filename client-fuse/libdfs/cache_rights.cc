@@ -1,5 +1,6 @@
 #include "client-fuse/libdfs/cache_rights.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace dfs::client {
@@ -35,6 +36,7 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
   if (giving_up_) {
     // The running give-up answers it with a round of its own.
     if (exclusive_) invalidate_next_.add(KernelScope::all());
+    push_next_ = push_next_ || exclusive_;
     exclusive_ = false;
     acks_pending_.push_back(seq);
     return std::nullopt;
@@ -42,11 +44,11 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
   if (!exclusive_) {
     // Nothing to give up; a pushed recall of a right never applied is still answered.
     if (from_session_reply) return std::nullopt;
-    return start_give_up(seq, GiveUp{.was_exclusive = false, .dropped = false}, {});
+    return start_give_up(seq, GiveUp{}, {}, /*push=*/false);
   }
   exclusive_ = false;  // from here on nothing is deferred, buffered or answered alone
-  return start_give_up(seq, GiveUp{.was_exclusive = true, .dropped = true},
-                       KernelScope::all());
+  return start_give_up(seq, GiveUp{.was_exclusive = true, .dropped = true, .pushes = true},
+                       KernelScope::all(), /*push=*/true);
 }
 
 CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& dirs,
@@ -55,6 +57,11 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
   ++ownership_epoch_;
   KernelScope scope;
   std::vector<uint64_t> created;
+  // Only when every inode it names is shared here does the give-up push nothing: one
+  // the MDS counts as this mount's and the mount does not know as its own yet (a grant
+  // still settling) may have changes on their way as well.
+  const bool owned_any = !std::all_of(dirs.begin(), dirs.end(),
+                                      [this](uint64_t ino) { return owned_.shares(ino); });
   out.dropped = owned_.give_up(dirs, &created, &scope.files);
   if (out.dropped) {
     // The recalled inodes, and the files created in recalled directories (their names
@@ -65,10 +72,12 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
   if (giving_up_) {
     acks_pending_.push_back(seq);
     invalidate_next_.add(std::move(scope));
+    push_next_ = push_next_ || owned_any;
     return out;
   }
-  out.start = start_give_up(seq, GiveUp{.was_exclusive = false, .dropped = out.dropped},
-                            std::move(scope));
+  out.start = start_give_up(
+      seq, GiveUp{.was_exclusive = false, .dropped = out.dropped, .pushes = owned_any},
+      std::move(scope), owned_any);
   return out;
 }
 
@@ -84,17 +93,18 @@ bool CacheRights::own_file_claimed(uint64_t file, uint64_t epoch_asked) {
   return true;
 }
 
-bool CacheRights::share_claimed(uint64_t file, uint64_t epoch_asked) {
+bool CacheRights::share_claimed(uint64_t ino, uint64_t epoch_asked, bool regular) {
   if (epoch_asked != ownership_epoch_) return false;
-  owned_.share_file(file);
+  owned_.share(ino, regular);
   return true;
 }
 
 CacheRights::GiveUp CacheRights::start_give_up(uint64_t seq, GiveUp give_up,
-                                               KernelScope scope) {
+                                               KernelScope scope, bool push) {
   giving_up_ = true;
   acks_pending_ = {seq};
   invalidate_next_ = std::move(scope);
+  push_next_ = push;
   return give_up;
 }
 
@@ -103,8 +113,8 @@ std::optional<CacheRights::Round> CacheRights::next_round() {
     giving_up_ = false;
     return std::nullopt;
   }
-  Round round{std::exchange(acks_pending_, {}), std::exchange(invalidate_next_, {})};
-  return round;
+  return Round{std::exchange(acks_pending_, {}), std::exchange(invalidate_next_, {}),
+               std::exchange(push_next_, false)};
 }
 
 bool CacheRights::take_grant(bool quiet) {
@@ -136,6 +146,7 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
     out.dirs_dropped = owned_.size();
     out.invalidate.files = owned_.files_cached();
     out.invalidate.inos = out.invalidate.files;
+    for (uint64_t ino : owned_.shared()) out.invalidate.inos.push_back(ino);  // names too
     owned_.clear();
   }
   // Anything newer than what this mount applied (a recall, a grant) comes as a pushed

@@ -52,9 +52,10 @@ class CacheRights {
   bool alone(uint64_t ino) const {
     return exclusive_ || (!lease_lapsed_ && owned_.covers(ino));
   }
-  // This mount may keep `ino`'s pages in the kernel across opens, though other mounts
-  // may read it too (a read share: nobody changes it without recalling the share).
-  bool read_shared(uint64_t ino) const { return !lease_lapsed_ && owned_.shares_file(ino); }
+  // This mount may let the kernel keep what it caches of `ino` (its attributes, a
+  // directory's names, a file's pages across opens), though other mounts may read it
+  // too (a read share: nobody changes it without recalling the share).
+  bool read_shared(uint64_t ino) const { return !lease_lapsed_ && owned_.shares(ino); }
   // Something is held that the lease guards.
   bool holds_any() const { return exclusive_ || owned_.size() > 0; }
   bool lease_lapsed() const { return lease_lapsed_; }
@@ -93,6 +94,7 @@ class CacheRights {
   struct GiveUp {
     bool was_exclusive = false;  // exclusive caching stopped (for the log)
     bool dropped = false;        // a right actually went: the kernel's caches go too
+    bool pushes = false;         // one under which changes are deferred (for the log)
   };
   // What a recall of owned directories did here.
   struct DirsRecall {
@@ -118,17 +120,18 @@ class CacheRights {
   // between (it may have named `dir`: the MDS then no longer counts it as ours, or will
   // recall it, which is answered as for any directory not owned here).
   bool own_claimed(uint64_t dir, uint64_t epoch_asked);
-  // The same for a file the MDS gave an open (InodeReply.owned), and for a file it
-  // shared with an open (InodeReply.read_shared).
+  // The same for a file the MDS gave an open (InodeReply.owned), and for an inode it
+  // shared with an open, a lookup or a getattr (InodeReply.read_shared; `regular`: a
+  // regular file).
   bool own_file_claimed(uint64_t file, uint64_t epoch_asked);
-  bool share_claimed(uint64_t file, uint64_t epoch_asked);
+  bool share_claimed(uint64_t ino, uint64_t epoch_asked, bool regular);
   // The mount opens `file` for writing: its read share ends here, without a recall (the
   // MDS ends it at that open). The kernel keeps its inode: the writing open is not
   // cached (the kernel drops the file's pages at it), and each write through it drops
   // the pages it covers (FileClient::write), so the mount's readers see its writes.
   void share_given_up(uint64_t file) {
     const std::vector<uint64_t> inos{file};
-    if (owned_.shares_file(file)) owned_.give_up(inos);
+    if (owned_.shares(file)) owned_.give_up(inos);
   }
 
   // ---- Giving rights back ----
@@ -139,6 +142,10 @@ class CacheRights {
   struct Round {
     std::vector<uint64_t> answering;
     KernelScope invalidate;
+    // Something under which changes are deferred or data buffered went (exclusive
+    // caching, an owned inode): they are pushed before the acknowledgement. A round that
+    // gives up only shares drops what the kernel caches and nothing else.
+    bool push = true;
   };
   std::optional<Round> next_round();
 
@@ -175,7 +182,7 @@ class CacheRights {
   void stop() { stopped_ = true; }
 
  private:
-  GiveUp start_give_up(uint64_t seq, GiveUp give_up, KernelScope scope);
+  GiveUp start_give_up(uint64_t seq, GiveUp give_up, KernelScope scope, bool push);
 
   bool want_exclusive_;
   bool exclusive_ = false;
@@ -190,6 +197,7 @@ class CacheRights {
   bool giving_up_ = false;
   std::vector<uint64_t> acks_pending_;  // recalls the running give-up has yet to answer
   KernelScope invalidate_next_;         // what the rights they stopped let the kernel cache
+  bool push_next_ = false;              // and whether one of them let the mount defer
 };
 
 }  // namespace dfs::client

@@ -104,9 +104,11 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     spdlog::info("owned directories or files recalled by the MDS ({}): exclusive caching "
                  "covers them still, nothing to push",
                  reason);
-  } else if (give_up.dropped) {
+  } else if (give_up.dropped && give_up.pushes) {
     spdlog::info("owned directories or files recalled by the MDS ({}): pushing what was deferred",
                  reason);
+  } else if (give_up.dropped) {
+    spdlog::debug("read shares recalled by the MDS ({})", reason);
   }
   // Each round answers the recalls that had arrived when it began. A recall arriving
   // meanwhile may have stopped rights under which changes were deferred after the
@@ -125,20 +127,23 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     if (!round->invalidate.empty() && kernel_invalidator_ && !stopping_) {
       co_await kernel_invalidator_(std::move(round->invalidate));
     }
-    // Deferred changes, write-behind, buffered file data and sizes.
-    Status pushed = co_await push_all();
-    if (!pushed) {
-      // What failed is reported by the fsync of the files concerned (a failed writeback
-      // or deferred change), and by the unmount.
-      spdlog::warn("giving up caching rights: pushing failed: {} (reported at the next sync)",
-                   pushed.error().to_string());
-      deferred_errors_.note(pushed.error(), {});
-    }
-    // An operation that checked the right before the recall and resumed since may have
-    // deferred one more change: it goes too, before the acknowledgement.
-    for (int i = 0; i < 3 && (known_.attrs_queued() || mds_.deferred_queue().pending());
-         ++i) {
-      (void)co_await sync_metadata();
+    // Deferred changes, write-behind, buffered file data and sizes (nothing was
+    // deferred or buffered under shares alone).
+    if (round->push) {
+      Status pushed = co_await push_all();
+      if (!pushed) {
+        // What failed is reported by the fsync of the files concerned (a failed
+        // writeback or deferred change), and by the unmount.
+        spdlog::warn("giving up caching rights: pushing failed: {} (reported at the next sync)",
+                     pushed.error().to_string());
+        deferred_errors_.note(pushed.error(), {});
+      }
+      // An operation that checked the right before the recall and resumed since may
+      // have deferred one more change: it goes too, before the acknowledgement.
+      for (int i = 0; i < 3 && (known_.attrs_queued() || mds_.deferred_queue().pending());
+           ++i) {
+        (void)co_await sync_metadata();
+      }
     }
     forget_exact_knowledge();  // it may change under us from now on
     for (auto& [ino, st] : states_) {
@@ -158,7 +163,7 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     spdlog::info("exclusive caching given up in {} ms; this mount now asks the MDS (shared) "
                  "outside the {} directories it owns",
                  took_ms, rights_.owned().size());
-  } else if (give_up.dropped) {
+  } else if (give_up.dropped && give_up.pushes) {
     spdlog::info("owned directories or files given up in {} ms; {} still owned", took_ms,
                  rights_.owned().size());
   }

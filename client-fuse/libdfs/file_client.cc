@@ -66,7 +66,7 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
     request.set_holds_exclusive(rights_.exclusive());
     for (Ino dir : rights_.owned().dirs()) request.add_owned_dirs(dir);
     for (Ino file : rights_.owned().files()) request.add_owned_files(file);
-    for (Ino file : rights_.owned().read_files()) request.add_read_files(file);
+    for (Ino file : rights_.owned().shared()) request.add_read_files(file);
     request.set_reasserts_locks(locks_.holds_any());
   });
   mds_.on_renewed([this](const proto::RenewReply& reply) { on_renewed(reply); });
@@ -111,6 +111,10 @@ void FileClient::overlay(proto::Inode& inode) const {
   auto it = states_.find(inode.ino());
   if (it == states_.end() || !S_ISREG(inode.mode())) return;
   const FileState& st = *it->second;
+  // Shared, with nothing of this mount's own on its way: the MDS's answer is newer than
+  // what the state learned at its open (another mount may have changed the file since,
+  // and a closed handle's state lives until the kernel's release arrives).
+  if (!alone(inode.ino()) && !st.has_unrecorded_writes() && st.deferred_pushes == 0) return;
   if (st.size > inode.size()) {
     inode.set_blocks(inode.blocks() + (st.size - inode.size() + 511) / 512);
   }
@@ -144,7 +148,7 @@ awaitable<Result<proto::Inode>> FileClient::lookup(Creds creds, Ino parent, std:
   proto::LookupRequest request;
   request.set_parent(parent);
   request.set_name(name);
-  auto inode = co_await mds_inode(rpc::kMdsLookup, std::move(request), creds, false);
+  auto inode = co_await mds_inode_shared(rpc::kMdsLookup, std::move(request), creds);
   if (!inode && inode.error().code() == ErrorCode::kNotFound) dirs_.forget(parent);
   co_return inode;
 }
@@ -162,7 +166,7 @@ awaitable<Result<proto::Inode>> FileClient::getattr(Creds creds, Ino ino) {
   if (auto inode = known_exactly(ino)) co_return std::move(*inode);
   proto::GetAttrRequest request;
   request.set_ino(ino);
-  co_return co_await mds_inode(rpc::kMdsGetAttr, std::move(request), creds, false);
+  co_return co_await mds_inode_shared(rpc::kMdsGetAttr, std::move(request), creds);
 }
 
 proto::SetAttrRequest setattr_request(uint64_t ino, const SetAttrArgs& args) {

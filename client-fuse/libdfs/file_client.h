@@ -159,6 +159,9 @@ class FileClient {
   bool read_shared(Ino ino) const {
     return rights_.read_shared(ino) && Clock::now() < mds_.lease_expires();
   }
+  // The kernel may keep `ino`'s attributes (and a directory's names) with the long
+  // timeouts: nobody changes it without recalling the right first.
+  bool kernel_may_cache(Ino ino) const { return alone(ino) || read_shared(ino); }
   // Exclusive caching is held and the lease holds: what the fast paths that need the
   // whole file system (listings and data fetched ahead, local opens) ask.
   bool exclusive_now() const {
@@ -285,7 +288,12 @@ class FileClient {
   template <class Req>
   awaitable<Result<proto::Inode>> mds_inode(uint32_t method, Req request, const Creds& creds,
                                             bool mutating);
-  // Applies this client's newer knowledge of an open file (size, mtime) to `inode`.
+  // A lookup or getattr sent to the MDS, asking to share what it answers (asks_to_share).
+  template <class Req>
+  awaitable<Result<proto::Inode>> mds_inode_shared(uint32_t method, Req request,
+                                                   const Creds& creds);
+  // Applies this client's newer knowledge of an open file (size, mtime) to `inode`:
+  // while alone on it, or while writes of this mount's own are on their way.
   void overlay(proto::Inode& inode) const;
   // Keeps the directory name cache in step with a namespace operation's outcome.
   template <class T>
@@ -419,15 +427,40 @@ class FileClient {
   };
   // The MDS answered a create that opened `ino`, an existing file, which ended this
   // mount's read share of it there: the share ends here too, and the file's state `st`
-  // learns that the kernel may hold pages of it (FileState::kernel_pages). (An open of
-  // a known file ends the share before it is sent.)
+  // learns that the kernel may hold pages of it (FileState::kernel_pages); the answer
+  // gives the kernel the file's attributes without a timeout. (An open of a known file
+  // ends the share before it is sent: give_up_share_to_write.)
   void share_ended_by_write(Ino ino, FileState& st);
+  // This mount ends its share of `ino` itself before a writing open: nobody recalls it
+  // from here on, so the kernel drops what it keeps under it first (attributes, pages,
+  // the names of the file in directories whose names it keeps).
+  awaitable<void> give_up_share_to_write(Ino ino);
   // Whether a read share answered to an open sent when `sent_before` writing opens had
   // been sent, none in flight, may be taken up: the MDS may have ended it at a writing
   // open of this mount's it served after the grant.
   bool share_answer_current(uint64_t sent_before, bool write_in_flight_at_send) const {
     return write_opens_sent_ == sent_before && !write_in_flight_at_send;
   }
+  // What this mount had done when it sent a request asking to share an inode: the
+  // answer's share is taken up only if nothing since could have ended it (take_share).
+  struct ShareAsked {
+    uint64_t epoch = 0;               // CacheRights::ownership_epoch()
+    uint64_t write_opens_before = 0;  // share_answer_current()
+    bool write_in_flight = false;
+  };
+  ShareAsked share_asked() const {
+    return {rights_.ownership_epoch(), write_opens_sent_, write_opens_in_flight_ > 0};
+  }
+  // Whether a lookup or a getattr asks to share the inode it answers (LookupRequest.share,
+  // GetAttrRequest.share; docs/capabilities.md, "Read shares"). Not while the mount
+  // holds exclusive caching (alone everywhere), nor with `cache=shared`.
+  bool asks_to_share() const {
+    return options_.exclusive && !stopping_ && !rights_.lease_lapsed() && !exclusive_now();
+  }
+  // Takes up the share of `inode` an answer to a request sent at `asked` gave
+  // (InodeReply.read_shared). Not for a file with writes of this mount not yet
+  // recorded by the MDS: their record would change it under the share.
+  void take_share(const proto::Inode& inode, const ShareAsked& asked);
   // The write of `data` itself (write() adds the kernel's dropping of pages).
   awaitable<Result<uint64_t>> write_data(std::shared_ptr<Handle> h, uint64_t offset,
                                          std::string data, bool append, bool from_page_cache);
@@ -603,6 +636,21 @@ awaitable<Result<proto::Inode>> FileClient::mds_inode(uint32_t method, Req reque
   proto::Inode inode = std::move(*reply.mutable_inode());
   prefer_newer(inode);
   overlay(inode);
+  co_return inode;
+}
+
+template <class Req>
+awaitable<Result<proto::Inode>> FileClient::mds_inode_shared(uint32_t method, Req request,
+                                                             const Creds& creds) {
+  request.set_share(asks_to_share());
+  const ShareAsked asked = share_asked();
+  DFS_CO_AWAIT_TRY(auto reply,
+                   mds_.call<proto::InodeReply>(method, std::move(request), creds, false));
+  learn_reply(reply);
+  proto::Inode inode = std::move(*reply.mutable_inode());
+  prefer_newer(inode);
+  overlay(inode);
+  if (reply.read_shared()) take_share(inode, asked);
   co_return inode;
 }
 

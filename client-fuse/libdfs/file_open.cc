@@ -216,13 +216,12 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   // A writer ends this mount's read share before it is sent: the MDS ends it when it
   // serves the open, and opens of this mount meanwhile must not keep pages.
   const bool writes = (flags & O_ACCMODE) != O_RDONLY;
-  const bool had_share = writes && rights_.owned().shares_file(ino);
-  if (had_share) rights_.share_given_up(ino);
+  const bool had_share = writes && rights_.owned().shares(ino);
+  if (had_share) co_await give_up_share_to_write(ino);
   std::optional<WriteOpen> write_open;
   if (writes) write_open.emplace(write_opens_sent_, write_opens_in_flight_);
   const uint64_t epoch = rights_.ownership_epoch();
-  const uint64_t write_opens_before = write_opens_sent_;
-  const bool write_in_flight = write_opens_in_flight_ > 0;
+  const ShareAsked asked = share_asked();
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(rpc::kMdsOpen, std::move(request), creds, true));
   write_open.reset();
@@ -236,17 +235,35 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   // Owned before the state is made: the state then starts from this answer, which is
   // the truth (nobody else has the file open), and its handle may use the page cache.
   if (reply.owned()) owned_granted(ino, Granted::kFile, epoch);
-  if (reply.read_shared() && share_answer_current(write_opens_before, write_in_flight) &&
-      rights_.share_claimed(ino, epoch)) {
-    spdlog::debug("file {:#x} is shared for reading by this mount from now on", ino);
-  }
+  if (reply.read_shared()) take_share(inode, asked);
   OpenFile opened = open_handle(creds, std::move(inode), flags, true);
   if (had_share) handles_.at(opened.fh)->state->kernel_pages = true;
   co_return opened;
 }
 
+void FileClient::take_share(const proto::Inode& inode, const ShareAsked& asked) {
+  const Ino ino = inode.ino();
+  if (auto st = held(ino); st && st->has_unrecorded_writes()) return;
+  if (share_answer_current(asked.write_opens_before, asked.write_in_flight) &&
+      rights_.share_claimed(ino, asked.epoch, S_ISREG(inode.mode()))) {
+    spdlog::debug("inode {:#x} is shared by this mount from now on", ino);
+  }
+}
+
+awaitable<void> FileClient::give_up_share_to_write(Ino ino) {
+  rights_.share_given_up(ino);
+  // Its attributes and pages, and its names in directories the kernel keeps: the next
+  // lookup brings what other mounts change from here on. (Safe inside an open: the
+  // kernel holds no directory's lock while it waits for FUSE_OPEN.)
+  if (kernel_invalidator_ && !stopping_) {
+    CacheRights::KernelScope scope;
+    scope.inos.push_back(ino);
+    co_await kernel_invalidator_(std::move(scope));
+  }
+}
+
 void FileClient::share_ended_by_write(Ino ino, FileState& st) {
-  if (!rights_.owned().shares_file(ino)) return;
+  if (!rights_.owned().shares(ino)) return;
   rights_.share_given_up(ino);
   st.kernel_pages = true;
 }
@@ -446,7 +463,9 @@ awaitable<Status> FileClient::push_all() {
   co_await drain_all_object_writes();
   std::vector<awaitable<Status>> tasks;
   for (auto& [ino, st] : states_) {
-    if (st->dirty() || st->write_error) tasks.push_back(flush_state(st));
+    // Also a state a flush is running for (a close's, the flusher's): its commit has
+    // left the dirty flags and may not be answered yet; flush_state waits for it.
+    if (st->dirty() || st->write_error || st->flush_mu.locked()) tasks.push_back(flush_state(st));
   }
   Status result;
   auto results = co_await gather_bounded(std::move(tasks), options_.max_parallel_objects);

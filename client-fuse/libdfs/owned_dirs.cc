@@ -25,12 +25,21 @@ void OwnedDirs::file_moved(uint64_t file, uint64_t dir) {
 void OwnedDirs::removed(uint64_t ino) {
   dirs_.erase(ino);
   files_owned_.erase(ino);
-  files_read_.erase(ino);
+  shared_.erase(ino);
+}
+
+std::vector<uint64_t> OwnedDirs::shared() const {
+  std::vector<uint64_t> inos;
+  inos.reserve(shared_.size());
+  for (const auto& [ino, regular] : shared_) inos.push_back(ino);
+  return inos;
 }
 
 std::vector<uint64_t> OwnedDirs::files_cached() const {
   std::vector<uint64_t> files(files_owned_.begin(), files_owned_.end());
-  files.insert(files.end(), files_read_.begin(), files_read_.end());
+  for (const auto& [ino, regular] : shared_) {
+    if (regular) files.push_back(ino);
+  }
   return files;
 }
 
@@ -39,11 +48,15 @@ bool OwnedDirs::give_up(const std::vector<uint64_t>& inos, std::vector<uint64_t>
   bool owned = false, dir_owned = false;
   for (uint64_t ino : inos) {
     dir_owned |= dirs_.erase(ino) > 0;
-    const bool was_owned = files_owned_.erase(ino) > 0;
-    if (files_read_.erase(ino) > 0 || was_owned) {
-      owned = true;
-      if (cached_dropped) cached_dropped->push_back(ino);
+    bool regular = files_owned_.erase(ino) > 0;
+    bool held = regular;
+    if (auto share = shared_.find(ino); share != shared_.end()) {
+      held = true;
+      regular = regular || share->second;
+      shared_.erase(share);
     }
+    owned = owned || held;
+    if (regular && cached_dropped) cached_dropped->push_back(ino);
   }
   owned |= dir_owned;
   if (!dir_owned) return owned;
@@ -62,7 +75,7 @@ void OwnedDirs::clear() {
   dirs_.clear();
   files_.clear();
   files_owned_.clear();
-  files_read_.clear();
+  shared_.clear();
 }
 
 }  // namespace dfs::client

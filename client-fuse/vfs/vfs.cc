@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -28,7 +29,10 @@ Vfs::Vfs(client::FileClient& client, VfsOptions options, uint64_t root_ino)
       names_horizon_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
           std::max(options_.alone.entry, options_.alone.negative)))) {}
 
-Entry Vfs::make_entry(uint64_t parent, const proto::Inode& inode) {
+Entry Vfs::make_entry(uint64_t parent, const proto::Inode& inode, bool just_answered) {
+  auto may_cache = [&](uint64_t ino) {
+    return just_answered ? client_.kernel_may_cache(ino) : client_.alone(ino);
+  };
   Entry e;
   e.ino = inodes_.to_fuse(inode.ino());
   const bool alone = client_.alone(inode.ino());
@@ -44,27 +48,34 @@ Entry Vfs::make_entry(uint64_t parent, const proto::Inode& inode) {
     told_[e.ino] = now;
   }
   e.attr = to_stat(inode, e.ino);
-  e.attr_timeout = timeouts(alone).attr;
-  // The name stays valid while nobody else can change the directory it is in.
-  e.entry_timeout = timeouts(parent == 0 ? alone : client_.alone(inodes_.to_dfs(parent))).entry;
+  e.attr_timeout = timeouts(may_cache(inode.ino())).attr;
+  // The name stays valid while nobody else can change the directory it is in; a
+  // regular file's only while nobody else can change the file too: the kernel keeps
+  // its own size of the inode (the writeback cache), and only a lookup leads to a new
+  // incarnation with the size another mount left.
+  const bool name_cached = parent == 0 ? alone
+                                       : may_cache(inodes_.to_dfs(parent)) &&
+                                             (!S_ISREG(inode.mode()) || may_cache(inode.ino()));
+  e.entry_timeout = timeouts(name_cached).entry;
   return e;
 }
 
 Attr Vfs::make_attr(const proto::Inode& inode) const {
   return Attr{to_stat(inode, inodes_.to_fuse(inode.ino())),
-              timeouts(client_.alone(inode.ino())).attr};
+              timeouts(client_.kernel_may_cache(inode.ino())).attr};
 }
 
-void Vfs::note_name(uint64_t parent, const std::string& name, bool directory) {
+void Vfs::note_name(uint64_t parent, const std::string& name, bool directory,
+                    uint64_t target) {
   constexpr size_t kMaxNamesRemembered = 1u << 20;
-  if (!client_.alone(inodes_.to_dfs(parent))) return;  // given with no timeout
+  if (!client_.kernel_may_cache(inodes_.to_dfs(parent))) return;  // given with no timeout
   auto now = Clock::now();
   while (!names_given_.empty() &&
          (names_given_.front().at + names_horizon_ < now ||
           names_given_.size() >= kMaxNamesRemembered)) {
     names_given_.pop_front();
   }
-  names_given_.push_back(GivenName{now, parent, name, directory});
+  names_given_.push_back(GivenName{now, parent, name, directory, target});
 }
 
 bool Vfs::append_may_outlive_right(int flags) const {
@@ -112,22 +123,25 @@ void Vfs::renew_shared_incarnations() {
   told_.clear();
 }
 
-void Vfs::take_names(KernelKnowledge& k, const std::function<bool(uint64_t parent)>& in_scope) {
+void Vfs::take_names(KernelKnowledge& k,
+                     const std::function<bool(const GivenName&)>& in_scope) {
   // A name may have been given more than once: a negative entry, then the directory
   // made under it. The newest says what the kernel holds now (a directory's name only
   // expires; invalidating it as a missing name would drop everything below it).
-  std::set<std::pair<uint64_t, std::string_view>> seen;
-  std::deque<GivenName> kept;
-  std::vector<GivenName*> taken;
+  std::map<std::pair<uint64_t, std::string_view>, const GivenName*> newest;
+  std::set<std::pair<uint64_t, std::string_view>> taken;
   for (auto it = names_given_.rbegin(); it != names_given_.rend(); ++it) {
-    if (!in_scope(it->parent)) continue;
-    if (seen.emplace(it->parent, it->name).second) taken.push_back(&*it);
+    std::pair<uint64_t, std::string_view> key(it->parent, it->name);
+    newest.emplace(key, &*it);
+    if (in_scope(*it)) taken.insert(key);
   }
-  for (GivenName* given : taken) {
-    (given->directory ? k.directory_names : k.names).emplace_back(given->parent, given->name);
+  for (const auto& key : taken) {
+    const GivenName& given = *newest.at(key);
+    (given.directory ? k.directory_names : k.names).emplace_back(given.parent, given.name);
   }
+  std::deque<GivenName> kept;
   for (auto& given : names_given_) {
-    if (!in_scope(given.parent)) kept.push_back(std::move(given));
+    if (!taken.count({given.parent, given.name})) kept.push_back(std::move(given));
   }
   names_given_ = std::move(kept);
 }
@@ -142,8 +156,15 @@ Vfs::KernelKnowledge Vfs::take_kernel_knowledge(
   auto in_scope = [&](uint64_t fuse_ino) {
     return scope.everything || inos.count(inodes_.to_dfs(fuse_ino)) > 0;
   };
+  // The names in the directories in scope, and the names of the inodes in scope: the
+  // kernel trusts its size of a regular file's inode (the writeback cache), so a name
+  // kept in a directory still cached must lead to the file's next incarnation.
+  const std::unordered_set<uint64_t> files(scope.files.begin(), scope.files.end());
   KernelKnowledge k;
-  take_names(k, in_scope);
+  take_names(k, [&](const GivenName& given) {
+    return in_scope(given.parent) || files.count(given.target) > 0 ||
+           (given.target != 0 && inos.count(given.target) > 0);
+  });
   // Every incarnation the kernel holds, and the root, which the kernel never looks up
   // but whose attributes it was given too.
   std::set<uint64_t> inodes;
@@ -168,16 +189,16 @@ void Vfs::forget(uint64_t ino, uint64_t nlookup) {
 awaitable<Result<Entry>> Vfs::lookup(Creds creds, uint64_t parent, std::string name) {
   auto inode = co_await client_.lookup(creds, inodes_.to_dfs(parent), name);
   if (!inode) {
-    const auto& t = timeouts(client_.alone(inodes_.to_dfs(parent)));
+    const auto& t = timeouts(client_.kernel_may_cache(inodes_.to_dfs(parent)));
     if (inode.error().code() == ErrorCode::kNotFound && t.negative > 0) {
       Entry negative;
       negative.entry_timeout = t.negative;
-      note_name(parent, name, false);
+      note_name(parent, name, false, 0);
       co_return negative;
     }
     co_return unexpected(std::move(inode).error());
   }
-  note_name(parent, name, S_ISDIR(inode->mode()));
+  note_name(parent, name, S_ISDIR(inode->mode()), inode->ino());
   co_return make_entry(parent, *inode);
 }
 
@@ -195,7 +216,7 @@ awaitable<Result<Entry>> Vfs::mknod(Creds creds, uint64_t parent, std::string na
                                     uint64_t rdev) {
   DFS_CO_AWAIT_TRY(auto inode,
                    client_.mknod(creds, inodes_.to_dfs(parent), name, mode, rdev));
-  note_name(parent, name, S_ISDIR(inode.mode()));
+  note_name(parent, name, S_ISDIR(inode.mode()), inode.ino());
   co_return make_entry(parent, inode);
 }
 
@@ -203,7 +224,7 @@ awaitable<Result<Entry>> Vfs::symlink(Creds creds, std::string target, uint64_t 
                                       std::string name) {
   DFS_CO_AWAIT_TRY(auto inode,
                    client_.symlink(creds, inodes_.to_dfs(parent), name, std::move(target)));
-  note_name(parent, name, false);
+  note_name(parent, name, false, inode.ino());
   co_return make_entry(parent, inode);
 }
 
@@ -215,7 +236,7 @@ awaitable<Result<Entry>> Vfs::link(Creds creds, uint64_t ino, uint64_t new_paren
                                    std::string new_name) {
   DFS_CO_AWAIT_TRY(auto inode, client_.link(creds, inodes_.to_dfs(ino), inodes_.to_dfs(new_parent),
                                             new_name));
-  note_name(new_parent, new_name, false);
+  note_name(new_parent, new_name, false, inode.ino());
   co_return make_entry(new_parent, inode);
 }
 
@@ -254,7 +275,7 @@ awaitable<Result<Opened>> Vfs::create(Creds creds, uint64_t parent, std::string 
   out.fh = file.fh;
   out.keep_cache = client_.alone(file.inode.ino()) && !append_may_outlive_right(flags);
   out.direct_io = !out.keep_cache && options_.writeback_cache;
-  note_name(parent, name, false);
+  note_name(parent, name, false, file.inode.ino());
   out.entry = make_entry(parent, file.inode);
   co_return out;
 }
@@ -343,9 +364,10 @@ awaitable<Result<std::vector<DirItem>>> Vfs::readdir(Creds creds, uint64_t dh, u
     item.name = d.name();
     item.next_offset = d.cookie();
     if (plus && d.has_inode() && d.inode().ino() != 0 && !is_dot(d.name())) {
-      item.entry = make_entry(inodes_.to_fuse(dir->ino), d.inode());
+      item.entry = make_entry(inodes_.to_fuse(dir->ino), d.inode(), /*just_answered=*/false);
       item.counts_lookup = true;
-      note_name(inodes_.to_fuse(dir->ino), item.name, S_ISDIR(d.inode().mode()));
+      note_name(inodes_.to_fuse(dir->ino), item.name, S_ISDIR(d.inode().mode()),
+                d.inode().ino());
     } else {
       item.entry.ino = 0;
       item.entry.attr.st_ino = InodeTable::shown_ino(inodes_.to_fuse(d.ino()));

@@ -167,8 +167,8 @@ class Vfs {
     bool eof = false;
   };
 
-  // The kernel's timeouts for what this mount is alone on (FileClient::alone), and for
-  // the rest.
+  // The kernel's timeouts for what this mount is alone on or shares
+  // (FileClient::kernel_may_cache), and for the rest.
   const KernelTimeouts& timeouts(bool alone) const {
     return alone ? options_.alone : options_.shared;
   }
@@ -176,13 +176,18 @@ class Vfs {
   // the kernel's inode was made gets a new incarnation (InodeTable), so that the
   // kernel drops the size it would otherwise keep trusting.
   // `parent` (a kernel number; 0: none, an open's entry) decides the name's timeout.
-  Entry make_entry(uint64_t parent, const proto::Inode& inode);
+  // The timeouts are long for what the mount is alone on, and for what it shares when
+  // `just_answered` (the MDS answered `inode` now, under the share; a listing fetched
+  // earlier may predate it).
+  Entry make_entry(uint64_t parent, const proto::Inode& inode, bool just_answered = true);
   // An entry for `name` in kernel directory `parent` is being given to the kernel;
-  // `directory`: it names a directory.
-  void note_name(uint64_t parent, const std::string& name, bool directory);
-  // Moves the names given in the directories `in_scope` accepts (kernel numbers) into
-  // `k`, each once, as its newest note has it.
-  void take_names(KernelKnowledge& k, const std::function<bool(uint64_t parent)>& in_scope);
+  // `directory`: it names a directory; `target`: its inode (dfs number; 0: a missing
+  // name).
+  void note_name(uint64_t parent, const std::string& name, bool directory, uint64_t target);
+  struct GivenName;
+  // Moves the names `in_scope` accepts (any note of the name) into `k`, each once, as
+  // its newest note has it.
+  void take_names(KernelKnowledge& k, const std::function<bool(const GivenName&)>& in_scope);
   Attr make_attr(const proto::Inode& inode) const;
   // An O_APPEND open through the page cache has the kernel place each write at the end
   // it knows. Once the right on the file went (a recall of the file or its directory),
@@ -207,13 +212,14 @@ class Vfs {
   VfsOptions options_;
   InodeTable inodes_;
   std::unordered_map<uint64_t, std::shared_ptr<DirHandle>> dirs_;
-  // Names given under exclusive caching within their timeout (older ones the kernel
-  // asks about again anyway), oldest first; bounded.
+  // Names given with a timeout (of a directory the mount is alone on or shares) within
+  // it (older ones the kernel asks about again anyway), oldest first; bounded.
   struct GivenName {
     Clock::time_point at;
     uint64_t parent = 0;
     std::string name;
     bool directory = false;
+    uint64_t target = 0;
   };
   std::deque<GivenName> names_given_;
   Clock::duration names_horizon_;  // the longest the kernel keeps a name given alone

@@ -1,8 +1,9 @@
-// ChangesInFlight: the inodes that requests being served change without an open of them
-// (a setattr, an xattr change, a link, a write's commit: RequestNames::changed_ino),
-// each counted from before the request's claims until it has applied. No file is given
-// to a session while a change of it is in flight: the grant reads the inode, and the
-// change would land after that read (docs/capabilities.md, "File rights").
+// ChangesInFlight: the inodes that requests being served change (RequestNames: a
+// setattr's, an xattr change's, a link's or a write's inode, the directories a name is
+// added to or removed from, the inodes a removed or moved name holds), each counted from
+// before the request's claims until it has applied. No inode is given or shared with a
+// session while a change of it is in flight: the grant reads the inode, and the change
+// would land after that read (docs/capabilities.md, "File rights", "Read shares").
 //
 // Owned by the MdsService on its I/O thread (the rights simulation keeps one per MDS
 // instance); no locking.
@@ -10,33 +11,55 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace dfs::mds {
 
 class ChangesInFlight {
  public:
-  // One change counted for its lifetime. Must not outlive the ChangesInFlight.
+  // Changes counted for the lifetime of this value. Must not outlive the
+  // ChangesInFlight.
   class Counted {
    public:
+    Counted(Counted&& other) noexcept : owner_(other.owner_), inos_(std::move(other.inos_)) {
+      other.inos_.clear();
+    }
     Counted(const Counted&) = delete;
     Counted& operator=(const Counted&) = delete;
+    Counted& operator=(Counted&&) = delete;
     ~Counted() {
-      if (ino_ == 0) return;
-      auto it = owner_.counts_.find(ino_);
-      if (--it->second == 0) owner_.counts_.erase(it);
+      for (uint64_t ino : inos_) {
+        auto it = owner_.counts_.find(ino);
+        if (--it->second == 0) owner_.counts_.erase(it);
+      }
+    }
+    // Counts a change of `ino` too; 0 counts nothing.
+    void add(uint64_t ino) {
+      if (ino == 0) return;
+      ++owner_.counts_[ino];
+      inos_.push_back(ino);
     }
 
    private:
     friend class ChangesInFlight;
-    Counted(ChangesInFlight& owner, uint64_t ino) : owner_(owner), ino_(ino) {
-      if (ino_ != 0) ++owner_.counts_[ino_];
-    }
+    explicit Counted(ChangesInFlight& owner) : owner_(owner) {}
     ChangesInFlight& owner_;
-    uint64_t ino_;
+    std::vector<uint64_t> inos_;
   };
 
   // Counts a change of `ino` until the result is destroyed; 0 counts nothing.
-  [[nodiscard]] Counted count(uint64_t ino) { return Counted(*this, ino); }
+  [[nodiscard]] Counted count(uint64_t ino) {
+    Counted counted(*this);
+    counted.add(ino);
+    return counted;
+  }
+  // The same for each of `inos`.
+  [[nodiscard]] Counted count(const std::vector<uint64_t>& inos) {
+    Counted counted(*this);
+    for (uint64_t ino : inos) counted.add(ino);
+    return counted;
+  }
   // Whether a change of `ino` is in flight.
   bool any(uint64_t ino) const { return counts_.count(ino) > 0; }
 

@@ -2,8 +2,8 @@
 // "File rights"), so that handle() recalls them from their owners before serving it:
 // the inodes it names, the entries it names (an unlink or rename acts on the inode a
 // name holds), and, for lookups and listings with attributes, the inodes its answer
-// shows; and the file whose data a request changes, whose read shares go first ("Read
-// shares").
+// shows; the inodes a request changes, whose read shares go first; and the shares a
+// lookup or getattr gives ("Read shares").
 #include <sys/stat.h>
 
 #include "common/rpc/methods.h"
@@ -56,10 +56,8 @@ std::string claim_reason(const std::string& client, uint32_t method) {
 
 }  // namespace
 
-awaitable<std::vector<uint64_t>> MdsService::touched_inos(const std::string& client,
-                                                           RequestNames& names) {
-  if (!dir_rights_.others_own_any(client)) co_return std::vector<uint64_t>{};
-  std::vector<uint64_t> inos = names.inos();
+awaitable<std::vector<uint64_t>> MdsService::entry_inos(RequestNames& names) {
+  std::vector<uint64_t> inos;
   for (const auto& [dir, name] : names.entries()) {
     // The entry's inode: from memory here, else from the disk on the pool.
     auto find = [this, dir = dir, name = name](const KvReader& kv) {
@@ -74,29 +72,74 @@ awaitable<std::vector<uint64_t>> MdsService::touched_inos(const std::string& cli
   co_return inos;
 }
 
+awaitable<MdsService::Touched> MdsService::touched(const std::string& client,
+                                                   RequestNames& names,
+                                                   ChangesInFlight::Counted& change) {
+  Touched out;
+  std::vector<uint64_t> entries;
+  if (!names.entries().empty()) {
+    // Resolved whether or not anybody holds anything now: a share given while this
+    // request waits must not be read before its change lands.
+    entries = co_await entry_inos(names);
+    for (uint64_t ino : entries) change.add(ino);
+  }
+  std::vector<uint64_t> changed = names.changed_inos();
+  changed.insert(changed.end(), entries.begin(), entries.end());
+  for (uint64_t ino : changed) {
+    if (dir_rights_.shared_by_others(client, ino)) out.shared.push_back(ino);
+  }
+  if (dir_rights_.others_own_any(client)) {
+    out.owned = names.inos();
+    out.owned.insert(out.owned.end(), entries.begin(), entries.end());
+    if (!dir_rights_.conflicts(client, out.owned)) out.owned.clear();
+  }
+  co_return out;
+}
+
 void MdsService::note_dirs_used(const std::string& client, RequestNames& names) {
   if (dir_rights_.owned_by(client) == 0) return;
   for (uint64_t ino : names.inos()) dir_rights_.used(client, ino);
 }
 
-awaitable<void> MdsService::claim_touched(const std::string& client, RequestNames& names) {
-  // A change of a file's data or size: the pages others keep of it go first.
-  if (uint64_t file = names.changed_data_ino();
-      file != 0 && dir_rights_.shared_by_others(client, file)) {
-    co_await dir_rights_.claim_shares(client, file, claim_reason(client, names.method()));
+awaitable<void> MdsService::claim_touched(const std::string& client, RequestNames& names,
+                                          ChangesInFlight::Counted& change) {
+  Touched touches = co_await touched(client, names, change);
+  if (!touches.shared.empty()) {
+    // What others keep of the inodes it changes goes first.
+    co_await dir_rights_.claim_shares(client, std::move(touches.shared),
+                                      claim_reason(client, names.method()));
   }
-  auto inos = co_await touched_inos(client, names);
-  if (!dir_rights_.conflicts(client, inos)) co_return;
-  co_await dir_rights_.claim(client, std::move(inos), claim_reason(client, names.method()));
+  if (touches.owned.empty()) co_return;
+  co_await dir_rights_.claim(client, std::move(touches.owned),
+                             claim_reason(client, names.method()));
 }
 
-awaitable<bool> MdsService::touches_claimed(const std::string& client, RequestNames& names) {
-  if (uint64_t file = names.changed_data_ino();
-      file != 0 && dir_rights_.shared_by_others(client, file)) {
-    co_return true;
+awaitable<void> MdsService::claim_for_writer(const std::string& client, uint64_t ino) {
+  dir_rights_.unshare(client, ino);
+  if (!dir_rights_.shared_by_others(client, ino)) co_return;
+  std::vector<uint64_t> file{ino};
+  co_await dir_rights_.claim_shares(client, std::move(file), "an open for writing of " + client);
+}
+
+void MdsService::grant_share(const std::string& client, Reply& reply) {
+  proto::InodeReply answer;
+  if (!reply || !answer.ParseFromString(reply->body)) return;
+  const proto::Inode& inode = answer.inode();
+  const uint64_t ino = inode.ino();
+  // As an open's share (on_open): nothing changes the inode now, and nobody holds it
+  // open for writing; the asker holds no open of it unless it shares it already (an
+  // open that is not shared may write). Not again right after a recall (kShareHoldOff)
+  // unless the asker holds it still.
+  if (ino == 0 || inode.nlink() == 0 || Clock::now() < file_grants_from_ ||
+      changes_in_flight_.any(ino) || !others_only_read(client, ino) ||
+      (sessions_.opens_by(client, ino) > 0 && !dir_rights_.shares(client, ino)) ||
+      (!dir_rights_.shares(client, ino) &&
+       dir_rights_.recalled_within(ino, DirRights::kShareHoldOff)) ||
+      !dir_rights_.shared(client, ino)) {
+    return;
   }
-  auto inos = co_await touched_inos(client, names);
-  co_return dir_rights_.conflicts(client, inos);
+  answer.set_read_shared(true);
+  reply->body = answer.SerializeAsString();
 }
 
 awaitable<MdsService::Reply> MdsService::read_claimed(const std::string& client, uint32_t method,

@@ -106,6 +106,11 @@ bool DirRights::contested(uint64_t dir) const {
   return it != recalled_at_.end() && now_() - it->second < kContested;
 }
 
+bool DirRights::recalled_within(uint64_t ino, Duration within) const {
+  auto it = recalled_at_.find(ino);
+  return it != recalled_at_.end() && now_() - it->second < within;
+}
+
 bool DirRights::owns(const std::string& client, uint64_t dir) const {
   auto it = owners_.find(dir);
   return it != owners_.end() && it->second.owner == client;
@@ -209,26 +214,35 @@ void DirRights::drop_share(const std::string& reader, uint64_t file) {
   if (readers->second.empty()) shares_.erase(readers);
 }
 
-awaitable<void> DirRights::claim_shares(const std::string& client, uint64_t file,
+awaitable<void> DirRights::claim_shares(const std::string& client, std::vector<uint64_t> inos,
                                         std::string reason) {
   const uint64_t generation = generation_;
   for (;;) {
-    auto readers = shares_.find(file);
-    if (readers == shares_.end()) co_return;
-    std::vector<std::string> to_recall;
+    std::map<std::string, std::vector<uint64_t>> to_recall;
     bool waiting = false;
-    for (const auto& [reader, share] : readers->second) {
-      if (reader == client) continue;
-      waiting = true;
-      if (share.recall_seq == 0) to_recall.push_back(reader);
+    for (uint64_t ino : inos) {
+      auto readers = shares_.find(ino);
+      if (readers == shares_.end()) continue;
+      for (const auto& [reader, share] : readers->second) {
+        if (reader == client) continue;
+        waiting = true;
+        if (share.recall_seq == 0) to_recall[reader].push_back(ino);
+      }
     }
     if (!waiting) co_return;
-    // Contested as for an owned file: the writer does not get it to itself while the
+    // Contested as for an owned inode: the changer does not get it to itself while the
     // readers it displaced are likely to read again.
-    for (const auto& reader : to_recall) start_recall(reader, std::vector<uint64_t>{file}, reason);
+    for (auto& [reader, recalled] : to_recall) start_recall(reader, std::move(recalled), reason);
     co_await changed_.async_wait(use_awaitable_tuple);
     if (generation != generation_) co_return;
   }
+}
+
+bool DirRights::shared_by_others(const std::string& client,
+                                 const std::vector<uint64_t>& inos) const {
+  if (shares_.empty()) return false;
+  return std::any_of(inos.begin(), inos.end(),
+                     [&](uint64_t ino) { return shared_by_others(client, ino); });
 }
 
 bool DirRights::others_own_any(const std::string& client) const {

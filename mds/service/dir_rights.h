@@ -65,6 +65,9 @@ class DirRights {
   static constexpr size_t kDefaultMaxPerSession = 16384;
   // How long a recalled directory is not given to a mount asking for an existing one.
   static constexpr Duration kContested{300'000};
+  // How long a recalled inode is not shared with a lookup or getattr: mounts that keep
+  // changing what others look at would otherwise wait for a recall at every change.
+  static constexpr Duration kShareHoldOff{2'000};
 
   using NowFn = ExclusiveCache::NowFn;
 
@@ -94,6 +97,8 @@ class DirRights {
   bool owns(const std::string& client, uint64_t dir) const;
   // Whether another session's touch recalled `dir` within kContested: mounts share it.
   bool contested(uint64_t dir) const;
+  // Whether a touch or a change recalled `ino` from a holder within `within`.
+  bool recalled_within(uint64_t ino, Duration within) const;
   // After a takeover: what `client` owned and shared under the previous instance.
   // Inodes another session owns here already stay with it; so do files others share,
   // which `client` does not own then, and files owned here, which it does not share.
@@ -116,14 +121,16 @@ class DirRights {
   // for the bound.
   bool shared(const std::string& client, uint64_t file);
   bool shares(const std::string& client, uint64_t file) const;
-  // Whether a session other than `client` shares `file`.
+  // Whether a session other than `client` shares `file`, or one of `inos`.
   bool shared_by_others(const std::string& client, uint64_t file) const;
+  bool shared_by_others(const std::string& client, const std::vector<uint64_t>& inos) const;
   // `client` changes `file` itself: its own share goes without a recall (the client
   // gave it up before asking).
   void unshare(const std::string& client, uint64_t file);
-  // Recalls the shares of `file` that sessions other than `client` hold and waits until
+  // Recalls the shares of `inos` that sessions other than `client` hold and waits until
   // each acknowledged or was evicted (or this replica stopped serving: clear()).
-  awaitable<void> claim_shares(const std::string& client, uint64_t file, std::string reason);
+  awaitable<void> claim_shares(const std::string& client, std::vector<uint64_t> inos,
+                               std::string reason);
 
   // Recalls the ones of `inos` other sessions own and waits until their owners have
   // acknowledged or were evicted (or this replica stopped serving: clear()). `reason`

@@ -64,12 +64,8 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
       }
       if (open && !made.created()) {
         // An existing file opened as for writing: as on_open for a writer.
-        const uint64_t ino = made.inode().ino();
-        dir_rights_.unshare(client, ino);
-        if (dir_rights_.shared_by_others(client, ino)) {
-          co_await dir_rights_.claim_shares(client, ino, "an open for writing of " + client);
-          if (!serving_) co_return unexpected(standby_error());
-        }
+        co_await claim_for_writer(client, made.inode().ino());
+        if (!serving_) co_return unexpected(standby_error());
       }
       reply->body = made.SerializeAsString();
     }
@@ -129,11 +125,8 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
   // it writes), and its own read share ends (its mount gave it up before asking). No
   // share is given while it has the file open (others_only_read below).
   if (writes) {
-    dir_rights_.unshare(client, ino);
-    if (dir_rights_.shared_by_others(client, ino)) {
-      co_await dir_rights_.claim_shares(client, ino, "an open for writing of " + client);
-      if (!serving_) co_return unexpected(standby_error());
-    }
+    co_await claim_for_writer(client, ino);
+    if (!serving_) co_return unexpected(standby_error());
   }
   Reply reply;
   bool unlinked = false;

@@ -420,6 +420,20 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
   co_return co_await serve(method, std::move(body), std::move(conn), Claims::kWait);
 }
 
+namespace {
+
+// Whether a lookup or getattr asks to share the inode it answers.
+bool asks_to_share(uint32_t method, const std::string& body) {
+  if (method == rpc::kMdsLookup) {
+    proto::LookupRequest req;
+    return req.ParseFromString(body) && req.share();
+  }
+  proto::GetAttrRequest req;
+  return req.ParseFromString(body) && req.share();
+}
+
+}  // namespace
+
 awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body,
                                                rpc::ConnectionPtr conn, Claims claims) {
   // Reads carry seq 0 and run at once; mutations go through the dedup table.
@@ -452,9 +466,9 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
   if (auto fenced = check_not_fenced(client); !fenced) co_return unexpected(std::move(fenced).error());
   RequestNames names(method, body);  // asked only before `body` moves on below
   note_dirs_used(client, names);
-  // Counted before any claim: a file given to another session's open while this waits
-  // would otherwise be read for the grant before this change lands.
-  auto change = changes_in_flight_.count(names.changed_ino());
+  // Counted before any claim: an inode given to or shared with another session while
+  // this waits would otherwise be read for the grant before this change lands.
+  auto change = changes_in_flight_.count(names.changed_inos());
   // Directories another mount owns are recalled from it before anything here reads them.
   // Not inside a batch: the deferred changes ahead of the item are answered with the
   // batch, and the owner's give-up may itself wait for a batch of its own that waits
@@ -462,10 +476,10 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
   // A group's items must reach the committer in order, with nothing awaited before:
   // they were claimed before the group started.
   if (claims == Claims::kSendBack) {
-    if (co_await touches_claimed(client, names)) co_return make_error(
+    if ((co_await touched(client, names, change)).any()) co_return make_error(
         ErrorCode::kWouldBlock, "waits for a recall of directory rights: send it alone");
   } else if (claims == Claims::kWait) {
-    co_await claim_touched(client, names);
+    co_await claim_touched(client, names, change);
     if (!serving_) co_return unexpected(standby_error());
   }
   Session& session = sessions_.touch(client, conn, Clock::now());
@@ -477,7 +491,18 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
       method == rpc::kMdsRelease || method == rpc::kMdsWriteInline ||
       method == rpc::kMdsCommitWrite || method == rpc::kMdsUninline ||
       method == rpc::kMdsAllocInos;
-  if (method == rpc::kMdsLookup || method == rpc::kMdsReaddir) {
+  if (method == rpc::kMdsLookup || method == rpc::kMdsGetAttr) {
+    const bool share = asks_to_share(method, body);
+    Reply reply;
+    if (method == rpc::kMdsLookup) {
+      reply = co_await read_claimed(client, method, std::move(body), claims != Claims::kWait);
+    } else {
+      reply = co_await dispatch(method, std::move(body), client);
+    }
+    if (share) grant_share(client, reply);
+    co_return reply;
+  }
+  if (method == rpc::kMdsReaddir) {
     co_return co_await read_claimed(client, method, std::move(body),
                                     claims != Claims::kWait);
   }
@@ -544,15 +569,19 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   // after them starts once they are applied (a read must see them).
   int together = 0;
   while (together < n && queues_at_once(batch.items(together))) ++together;
-  // Owned directories the items touch are recalled first: an item waiting for a recall
-  // inside the group would let the items after it commit ahead of it.
+  // Owned directories the items touch, and shares of what they change, are recalled
+  // first: an item waiting for a recall inside the group would let the items after it
+  // commit ahead of it. The inodes of the entries they name count as changing until the
+  // group has applied.
+  auto group_change = changes_in_flight_.count(0);
   if (together > 1) {
     for (int i = 0; i < together; ++i) {
       const auto& item = batch.items(i);
       proto::StatFsMdsRequest probe;  // every item's header is its field 1 (see handle())
       if (!probe.ParseFromString(item.body())) continue;  // handle() refuses it
       RequestNames names(item.method(), item.body());
-      co_await claim_touched(client_of(probe.header(), conn), names);
+      for (uint64_t ino : names.changed_inos()) group_change.add(ino);
+      co_await claim_touched(client_of(probe.header(), conn), names, group_change);
     }
     if (!serving_) co_return unexpected(standby_error());
   }

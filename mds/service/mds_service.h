@@ -129,18 +129,32 @@ class MdsService {
   // A kMdsSession naming another cluster is refused (and logged) before it is
   // registered. Errors: kWrongCluster.
   Status admit_session(const proto::SessionRequest& request, const rpc::ConnectionPtr& conn) const;
-  // dir_claims.cc: recalls the owned directories and files of other sessions that a
-  // request of `client` names, and the read shares of the file whose data it changes,
-  // and waits until their holders gave them up (DirRights).
-  awaitable<void> claim_touched(const std::string& client, RequestNames& names);
-  // The inodes a request names, its named entries resolved (empty when no other
-  // session owns anything).
-  awaitable<std::vector<uint64_t>> touched_inos(const std::string& client, RequestNames& names);
+  // dir_claims.cc: what a request of `client` touches that other sessions hold: the
+  // owned directories and files it names (its named entries resolved), and the shared
+  // inodes it changes. The inodes of its entries are counted in `change` from here on
+  // (ChangesInFlight; the caller counted RequestNames::changed_inos()).
+  struct Touched {
+    std::vector<uint64_t> owned;   // by others
+    std::vector<uint64_t> shared;  // by others
+    bool any() const { return !owned.empty() || !shared.empty(); }
+  };
+  awaitable<Touched> touched(const std::string& client, RequestNames& names,
+                             ChangesInFlight::Counted& change);
+  // Recalls what touched() finds and waits until its holders gave it up (DirRights).
+  awaitable<void> claim_touched(const std::string& client, RequestNames& names,
+                                ChangesInFlight::Counted& change);
+  // The inodes a request's named entries hold now.
+  awaitable<std::vector<uint64_t>> entry_inos(RequestNames& names);
   // The directories and files of its own a request of `client` names become its most
   // recently used (DirRights' bound recalls the least recently used).
   void note_dirs_used(const std::string& client, RequestNames& names);
-  // Whether claim_touched would recall anything.
-  awaitable<bool> touches_claimed(const std::string& client, RequestNames& names);
+  // A writing open of `ino` by `client` (an open, or an O_CREAT open of an existing
+  // file): its own read share ends, and the other sessions' shares are recalled.
+  awaitable<void> claim_for_writer(const std::string& client, uint64_t ino);
+  // A lookup or getattr that asked to share its answer (LookupRequest.share,
+  // GetAttrRequest.share): sets InodeReply.read_shared when `client` shares the inode
+  // from now on ("Read shares").
+  void grant_share(const std::string& client, Reply& reply);
   // A lookup or listing, read again after recalling the owned directories its answer
   // shows; `in_batch`: kWouldBlock instead of recalling (see serve()).
   awaitable<Reply> read_claimed(const std::string& client, uint32_t method, std::string body,

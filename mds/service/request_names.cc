@@ -30,13 +30,7 @@ void RequestNames::parse() {
   switch (method_) {
     case rpc::kMdsLookup: add(t, body_, &proto::LookupRequest::parent); break;
     case rpc::kMdsGetAttr: add(t, body_, &proto::GetAttrRequest::ino); break;
-    case rpc::kMdsSetAttr:
-      if (auto r = parse_as<proto::SetAttrRequest>(body_)) {
-        t.push_back(r->ino());
-        constexpr uint32_t kSetSize = 8;  // FUSE_SET_ATTR_SIZE
-        sets_size_ = (r->valid() & kSetSize) != 0;
-      }
-      break;
+    case rpc::kMdsSetAttr: add(t, body_, &proto::SetAttrRequest::ino); break;
     case rpc::kMdsReaddir: add(t, body_, &proto::ReaddirRequest::ino); break;
     case rpc::kMdsGetXattr: add(t, body_, &proto::GetXattrRequest::ino); break;
     case rpc::kMdsSetXattr: add(t, body_, &proto::SetXattrRequest::ino); break;
@@ -91,16 +85,17 @@ uint64_t RequestNames::changed_ino() {
   }
 }
 
-uint64_t RequestNames::changed_data_ino() {
+std::vector<uint64_t> RequestNames::changed_inos() {
   switch (method_) {
-    case rpc::kMdsSetAttr:
-      parse();
-      return sets_size_ ? changed_ino() : 0;
-    case rpc::kMdsWriteInline:
-    case rpc::kMdsCommitWrite:
-      return changed_ino();
+    case rpc::kMdsMknod:
+    case rpc::kMdsSymlink:
+    case rpc::kMdsLink:    // the inode and its new parent
+    case rpc::kMdsUnlink:  // the parent
+    case rpc::kMdsRename:  // both parents
+      return inos();
     default:
-      return 0;
+      if (uint64_t ino = changed_ino()) return {ino};
+      return {};
   }
 }
 

@@ -37,11 +37,11 @@ class RequestNames {
   // The inode a setattr, xattr change, link or data push changes without an open of
   // it; 0 for every other request.
   uint64_t changed_ino();
-  // The file whose data or size a write, a write's commit or a setattr of the size
-  // changes: what the mounts that share it for reading keep (docs/capabilities.md,
-  // "Read shares"; a change of times, mode or owner leaves their pages valid); 0 for
-  // every other request.
-  uint64_t changed_data_ino();
+  // The inodes the request changes by number: changed_ino(), and the directories it
+  // adds a name to or removes one from. With the inodes of entries() (which the caller
+  // resolves), what the mounts that share an inode must give up first
+  // (docs/capabilities.md, "Read shares").
+  std::vector<uint64_t> changed_inos();
 
  private:
   void parse();
@@ -49,7 +49,6 @@ class RequestNames {
   uint32_t method_;
   const std::string& body_;
   bool parsed_ = false;
-  bool sets_size_ = false;  // a setattr of the size
   std::vector<uint64_t> inos_;
   std::vector<std::pair<uint64_t, std::string>> entries_;
 };

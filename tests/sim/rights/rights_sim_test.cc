@@ -126,6 +126,7 @@ struct Request {
   bool reopen = false;  // an open held across a failover, counted again
   bool read = false;    // an open for reading only
   bool change = false;
+  bool stat = false;    // a lookup or getattr, asking to share the inode
 };
 
 class World;
@@ -210,13 +211,14 @@ class World {
   // What a run went through, so that a test can tell that its faults happened.
   struct Counts {
     size_t checks = 0, steps = 0, evictions = 0, failovers = 0, exclusive_taken = 0,
-           dirs_owned = 0, files_owned = 0, files_shared = 0, recalls = 0, bound_recalls = 0,
+           dirs_owned = 0, files_owned = 0, files_shared = 0, stats_shared = 0, recalls = 0, bound_recalls = 0,
            changes = 0;
     void add(const Counts& o) {
       checks += o.checks, steps += o.steps, evictions += o.evictions, failovers += o.failovers;
       exclusive_taken += o.exclusive_taken, dirs_owned += o.dirs_owned, recalls += o.recalls;
       files_owned += o.files_owned, bound_recalls += o.bound_recalls, changes += o.changes;
       files_shared += o.files_shared;
+      stats_shared += o.stats_shared;
     }
   };
   const Counts& counts() const { return counts_; }
@@ -287,9 +289,13 @@ class World {
       if (!own.empty() && pick(0, 3) > 0) parent = own[pick(0, static_cast<int>(own.size()) - 1)];
       send_request(c, Request{parent, true, next_dir_++});
     } else if (r < 70 && !dirs_.empty()) {
-      send_request(c, Request{dirs_[pick(0, static_cast<int>(dirs_.size()) - 1)], false});
+      Request touch{dirs_[pick(0, static_cast<int>(dirs_.size()) - 1)], false};
+      touch.stat = pick(0, 1) == 0;
+      send_request(c, touch);
     } else if (r < 75) {
-      send_request(c, Request{kRootDir, false});
+      Request touch{kRootDir, false};
+      touch.stat = pick(0, 1) == 0;
+      send_request(c, touch);
     } else if (r < 85) {
       const uint64_t file = kFirstFile + pick(0, kFiles - 1);
       Request open{file, false, 0, true};
@@ -306,13 +312,17 @@ class World {
       Request change{kFirstFile + pick(0, kFiles - 1)};
       change.change = true;
       send_request(c, change);
+    } else if (r >= 97) {
+      Request stat{kFirstFile + pick(0, kFiles - 1)};
+      stat.stat = true;
+      send_request(c, stat);
     }
   }
 
   void open_session(SimClient& c) {
     c.opening = true;
     SessionOpen hello{c.rights.exclusive(), c.rights.owned().dirs(), c.rights.owned().files(),
-                      c.rights.owned().read_files(), {c.open_files.begin(), c.open_files.end()}};
+                      c.rights.owned().shared(), {c.open_files.begin(), c.open_files.end()}};
     const int64_t sent = g_now;
     const std::string entity = c.entity();
     to_mds(c, [this, &c, hello, sent, entity] { mds_session_open(c, entity, hello, sent); });
@@ -432,7 +442,9 @@ class World {
     // when it reads. A writer gives up its own share first.
     const bool fresh_open = req.open && !req.reopen && !c.alone(req.dir);
     const bool ask_own = req.mkdir || (fresh_open && !req.read);
-    const bool ask_share = fresh_open && req.read;
+    // FileClient::mds_inode_shared: a lookup or getattr asks to share what it answers,
+    // unless the mount holds exclusive caching.
+    const bool ask_share = (fresh_open && req.read) || (req.stat && !c.rights.exclusive());
     if (req.open && !req.read) {
       c.rights.share_given_up(req.dir);
       ++c.write_opens_sent;
@@ -587,16 +599,19 @@ class World {
     const uint64_t conn = c.connection;
     if (!session_ok(entity) || !sessions_.count(entity)) co_return;
     dir_rights_->used(entity, req.dir);  // MdsService::note_dirs_used
+    // A mkdir changes its parent (RequestNames::changed_inos).
+    const bool changes = req.change || req.mkdir;
     // As MdsService::serve: counted before any claim, until applied.
-    auto change = changes_in_flight_[instance].count(req.change ? req.dir : 0);
+    auto change = changes_in_flight_[instance].count(changes ? req.dir : 0);
     // Held back while rights of the previous instance may cover it (MdsService::serve).
     if (phase_->running() && cache_->holder() != entity) co_await phase_->wait();
     if (instance_ != instance) co_return;
     co_await cache_->given_up_for(entity);
     if (instance_ != instance || !session_ok(entity)) co_return;
     // MdsService::claim_touched: a change recalls the read shares of others first.
-    if (req.change && dir_rights_->shared_by_others(entity, req.dir)) {
-      co_await dir_rights_->claim_shares(entity, req.dir, "a change by " + entity);
+    if (changes && dir_rights_->shared_by_others(entity, req.dir)) {
+      std::vector<uint64_t> changed{req.dir};
+      co_await dir_rights_->claim_shares(entity, std::move(changed), "a change by " + entity);
       if (instance_ != instance || !session_ok(entity)) co_return;
     }
     std::vector<uint64_t> inos{req.dir};
@@ -621,7 +636,9 @@ class World {
       if (!req.read) {  // a writer: the read shares of others go, its own ends
         dir_rights_->unshare(entity, req.dir);
         if (dir_rights_->shared_by_others(entity, req.dir)) {
-          co_await dir_rights_->claim_shares(entity, req.dir, "a writing open of " + entity);
+          std::vector<uint64_t> file{req.dir};
+          co_await dir_rights_->claim_shares(entity, std::move(file),
+                                             "a writing open of " + entity);
           if (instance_ != instance || !session_ok(entity)) co_return;
         }
       }
@@ -629,7 +646,7 @@ class World {
       if (instance_ != instance || !session_ok(entity)) co_return;
     }
     check_served(entity, req.dir);
-    if ((req.open && !req.read) || req.change) check_nobody_else_reads(entity, req.dir);
+    if ((req.open && !req.read) || changes) check_nobody_else_reads(entity, req.dir);
     if (req.change) {
       co_await sleep_for(pick(0, 20));  // through the committer
       if (instance_ != instance || !session_ok(entity)) co_return;
@@ -641,6 +658,7 @@ class World {
     bool owned = false, shared = false;
     if (req.mkdir) {
       dirs_.push_back(req.made);
+      changes_[req.dir].push_back(entity);
       owned = ask_own && dir_rights_->created(entity, req.made);
     } else if (req.open) {
       owned = ask_own && g_now >= file_grants_from_ && !opened_by_others(entity, req.dir) &&
@@ -650,6 +668,14 @@ class World {
       shared = ask_share && g_now >= file_grants_from_ &&
                !changes_in_flight_[instance].any(req.dir) && opens_[req.dir][entity] == 1 &&
                others_only_read(entity, req.dir) && dir_rights_->shared(entity, req.dir);
+    } else if (req.stat) {
+      // MdsService::grant_share.
+      shared = ask_share && g_now >= file_grants_from_ &&
+               !changes_in_flight_[instance].any(req.dir) && others_only_read(entity, req.dir) &&
+               (opens_[req.dir][entity] == 0 || dir_rights_->shares(entity, req.dir)) &&
+               (dir_rights_->shares(entity, req.dir) ||
+                !dir_rights_->recalled_within(req.dir, DirRights::kShareHoldOff)) &&
+               dir_rights_->shared(entity, req.dir);
     }
     to_client(
         c,
@@ -664,10 +690,20 @@ class World {
               trace_(c.entity() + " owns file " + std::to_string(req.dir));
             }
             if (shared && c.write_opens_sent == writes_before &&
-                c.rights.share_claimed(req.dir, epoch)) {
+                c.rights.share_claimed(req.dir, epoch, true)) {
               if (c.read_shared(req.dir)) check_file_taken_up(entity, req.dir, changes_read);
               ++counts_.files_shared;
               trace_(c.entity() + " shares file " + std::to_string(req.dir));
+            }
+            return;
+          }
+          if (req.stat) {
+            // FileClient::take_share.
+            if (shared && c.write_opens_sent == writes_before &&
+                c.rights.share_claimed(req.dir, epoch, req.dir >= kFirstFile)) {
+              if (c.read_shared(req.dir)) check_file_taken_up(entity, req.dir, changes_read);
+              ++counts_.stats_shared;
+              trace_(c.entity() + " shares " + std::to_string(req.dir) + " (a stat)");
             }
             return;
           }
@@ -947,7 +983,7 @@ class World {
   uint64_t next_dir_ = 100;
   std::map<uint64_t, std::map<std::string, int>> opens_;  // the MDS's: file -> entity -> opens
   int64_t file_grants_from_ = 0;
-  // Changes of files applied (file -> changers in order).
+  // Changes applied (a file's, a directory's mkdirs; inode -> changers in order).
   std::map<uint64_t, std::vector<std::string>> changes_;
   Counts counts_;
 };
@@ -980,6 +1016,7 @@ TEST_CASE("sim/rights: no client is served where another still caches alone, ove
                 << " failovers, exclusive caching taken up " << total.exclusive_taken << " times, "
                 << total.dirs_owned << " directories and " << total.files_owned
                 << " files owned, " << total.files_shared << " files shared for reading, "
+                << total.stats_shared << " inodes shared by a stat, "
                 << total.changes << " changes of files applied");
   // The run went through what it is about.
   CHECK(total.checks > seeds);
@@ -988,6 +1025,7 @@ TEST_CASE("sim/rights: no client is served where another still caches alone, ove
   CHECK(total.failovers >= seeds);
   CHECK(total.files_owned > seeds);
   CHECK(total.files_shared > seeds);
+  CHECK(total.stats_shared > seeds);
   CHECK(total.changes > seeds);
   if (!one) {
     CHECK(total.evictions > seeds / 2);

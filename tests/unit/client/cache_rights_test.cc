@@ -400,12 +400,12 @@ TEST_CASE("client/cache_rights: read shares: pages kept, never alone, given up l
   constexpr uint64_t kShared = 20, kOther = 21;
   CacheRights rights(true);
   const uint64_t epoch = rights.ownership_epoch();
-  REQUIRE(rights.share_claimed(kShared, epoch));
-  REQUIRE(rights.share_claimed(kOther, epoch));
+  REQUIRE(rights.share_claimed(kShared, epoch, true));
+  REQUIRE(rights.share_claimed(kOther, epoch, true));
   CHECK(rights.read_shared(kShared));
   CHECK_FALSE(rights.alone(kShared));  // others may read it: nothing is answered alone
   CHECK(rights.holds_any());           // the lease guards it
-  CHECK(rights.owned().read_files().size() == 2);
+  CHECK(rights.owned().shared().size() == 2);
 
   // The mount's own writing open ends it here, without a recall.
   rights.share_given_up(kOther);
@@ -416,17 +416,17 @@ TEST_CASE("client/cache_rights: read shares: pages kept, never alone, given up l
   CHECK_FALSE(rights.read_shared(kShared));
 
   // A share answered to a request sent before a recall is not taken up.
-  CHECK_FALSE(rights.share_claimed(kShared, epoch_before_a_recall(rights, 8)));
+  CHECK_FALSE(rights.share_claimed(kShared, epoch_before_a_recall(rights, 8), true));
   CHECK_FALSE(rights.read_shared(kShared));
 
   // Ownership replaces a share; a lapsed lease stops it; an eviction drops it with its
   // pages.
-  REQUIRE(rights.share_claimed(kShared, rights.ownership_epoch()));
+  REQUIRE(rights.share_claimed(kShared, rights.ownership_epoch(), true));
   REQUIRE(rights.own_file_claimed(kShared, rights.ownership_epoch()));
   CHECK(rights.alone(kShared));
   CHECK_FALSE(rights.read_shared(kShared));
-  CHECK(rights.owned().read_files().empty());
-  REQUIRE(rights.share_claimed(kOther, rights.ownership_epoch()));
+  CHECK(rights.owned().shared().empty());
+  REQUIRE(rights.share_claimed(kOther, rights.ownership_epoch(), true));
   REQUIRE(rights.lapse());
   CHECK_FALSE(rights.read_shared(kOther));
   auto renewal = rights.renewed(false, 0, false);

@@ -60,7 +60,8 @@ struct Fixture {
     asio::co_spawn(
         io,
         [](DirRights* r, std::string client, uint64_t file, bool* done) -> awaitable<void> {
-          co_await r->claim_shares(client, file, "test");
+          std::vector<uint64_t> files{file};
+          co_await r->claim_shares(client, std::move(files), "test");
           *done = true;
         }(&rights, client, file, done),
         asio::detached);

@@ -1,6 +1,6 @@
 // Read shares through MdsService::handle() (docs/capabilities.md, "Read shares"): the
-// rules MdsService applies around DirRights at an open, a setattr and a create. Two
-// mount sessions, without connections: a recall reaches its holder only as the
+// rules MdsService applies around DirRights at an open, a lookup, a getattr and every
+// change. Mount sessions without connections: a recall reaches its holder only as the
 // renewal's pending recall, which the test acknowledges for it.
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -77,6 +77,33 @@ void answer_recall_of(MdsHarness& h, const std::string& holder, PendingReply& p)
   REQUIRE_MESSAGE(p.reply->has_value(), p.reply->error().to_string());
 }
 
+// `client` looks `name` up in `parent` asking to share it: whether the MDS shared it.
+bool lookup_shared(MdsHarness& h, const std::string& client, uint64_t parent,
+                   const std::string& name) {
+  proto::LookupRequest req;
+  *req.mutable_header() = header_of(h, client, false);
+  req.set_parent(parent);
+  req.set_name(name);
+  req.set_share(true);
+  auto reply = h.call<proto::InodeReply>(rpc::kMdsLookup, req);
+  REQUIRE_MESSAGE(reply, reply.error().to_string());
+  return reply->read_shared();
+}
+
+// The same for a getattr of `ino`.
+proto::GetAttrRequest getattr_request(MdsHarness& h, const std::string& client, uint64_t ino) {
+  proto::GetAttrRequest req;
+  *req.mutable_header() = header_of(h, client, false);
+  req.set_ino(ino);
+  req.set_share(true);
+  return req;
+}
+bool getattr_shared(MdsHarness& h, const std::string& client, uint64_t ino) {
+  auto reply = h.call<proto::InodeReply>(rpc::kMdsGetAttr, getattr_request(h, client, ino));
+  REQUIRE_MESSAGE(reply, reply.error().to_string());
+  return reply->read_shared();
+}
+
 struct Fixture {
   MdsHarness h;
   uint64_t file = 0;
@@ -116,7 +143,7 @@ TEST_CASE("mds/read shares: readers share, a writer's open recalls them and bloc
   release(h, kB, f.file);
 }
 
-TEST_CASE("mds/read shares: a truncate, a write and an O_CREAT open recall them, a touch not") {
+TEST_CASE("mds/read shares: a truncate, a touch, a write and an O_CREAT open recall them") {
   Fixture f;
   auto& h = f.h;
   CHECK(open_to_read(h, kB, f.file));
@@ -132,7 +159,7 @@ TEST_CASE("mds/read shares: a truncate, a write and an O_CREAT open recall them,
   start_request(h, rpc::kMdsSetAttr, truncate, &setattr);
   answer_recall_of(h, kB, setattr);
 
-  // A change of times leaves the pages valid: no recall.
+  // A change of times: the attributes B's kernel keeps go.
   CHECK(open_to_read(h, kB, f.file));
   release(h, kB, f.file);
   proto::SetAttrRequest touch;
@@ -140,10 +167,13 @@ TEST_CASE("mds/read shares: a truncate, a write and an O_CREAT open recall them,
   touch.set_ino(f.file);
   touch.set_valid(32);  // the mtime
   touch.mutable_mtime()->set_sec(1'700'000'000);
-  DFS_REQUIRE_OK(h.setattr(touch));
-  CHECK(pending_recall(h, kB) == 0);
+  PendingReply touched;
+  start_request(h, rpc::kMdsSetAttr, touch, &touched);
+  answer_recall_of(h, kB, touched);
 
   // A write of another mount's (to an inline file: the data goes to the MDS).
+  CHECK(open_to_read(h, kB, f.file));
+  release(h, kB, f.file);
   proto::WriteInlineRequest write;
   *write.mutable_header() = h.header();
   write.set_ino(f.file);
@@ -195,6 +225,124 @@ TEST_CASE("mds/read shares: an owned file is not shared, and a shared file is no
   proto::InodeReply written;
   REQUIRE(written.ParseFromString((*writer.reply)->body));
   CHECK_FALSE(written.owned());  // contested: recalled lately
+}
+
+TEST_CASE("mds/read shares: lookups and getattrs share, every change of a shared inode recalls") {
+  Fixture f;
+  auto& h = f.h;
+  auto dir = h.mkdir(kRootIno, "d");
+  DFS_REQUIRE_OK(dir);
+  auto other = h.mkdir(kRootIno, "e");
+  DFS_REQUIRE_OK(other);
+  h.set_client(kA);
+  auto ino = [&](const char* name) {
+    auto found = h.lookup(dir->ino(), name);
+    REQUIRE_MESSAGE(found, found.error().to_string());
+    return found->ino();
+  };
+  // Each step: B shares what it looks at; A's change waits until B gave it up.
+  auto recalled_by = [&](uint32_t method, const auto& req) {
+    PendingReply change;
+    start_request(h, method, req, &change);
+    answer_recall_of(h, kB, change);
+  };
+
+  for (const char* name : {"f1", "f2", "f3"}) DFS_REQUIRE_OK(h.create(dir->ino(), name));
+
+  // A create in a directory B shares (its names are what B caches).
+  CHECK(getattr_shared(h, kB, dir->ino()));
+  proto::MknodRequest create;
+  *create.mutable_header() = h.header();
+  create.set_parent(dir->ino());
+  create.set_name("f");
+  create.set_mode(S_IFREG | 0644);
+  recalled_by(rpc::kMdsMknod, create);
+  // Just changed: not shared again for a while (each change would wait for a recall).
+  CHECK_FALSE(getattr_shared(h, kB, dir->ino()));
+
+  // A chmod of a file B shares.
+  CHECK(lookup_shared(h, kB, dir->ino(), "f1"));
+  proto::SetAttrRequest chmod;
+  *chmod.mutable_header() = h.header();
+  chmod.set_ino(ino("f1"));
+  chmod.set_valid(1);  // the mode
+  chmod.set_mode(0600);
+  recalled_by(rpc::kMdsSetAttr, chmod);
+
+  // A rename of a file B shares, in a directory B does not share now: the moved inode
+  // goes.
+  CHECK(lookup_shared(h, kB, dir->ino(), "f2"));
+  proto::RenameRequest rename;
+  *rename.mutable_header() = h.header();
+  rename.set_parent(dir->ino());
+  rename.set_name("f2");
+  rename.set_new_parent(dir->ino());
+  rename.set_new_name("g");
+  recalled_by(rpc::kMdsRename, rename);
+
+  // An unlink of a name whose file B shares (its link count changes).
+  CHECK(lookup_shared(h, kB, dir->ino(), "f3"));
+  proto::UnlinkRequest unlink;
+  *unlink.mutable_header() = h.header();
+  unlink.set_parent(dir->ino());
+  unlink.set_name("f3");
+  recalled_by(rpc::kMdsUnlink, unlink);
+
+  // What B shares and nobody changes stays: a change elsewhere recalls nothing.
+  CHECK(getattr_shared(h, kB, other->ino()));
+  DFS_REQUIRE_OK(h.create(dir->ino(), "elsewhere"));
+  CHECK(pending_recall(h, kB) == 0);
+  // A change by the holder itself recalls nothing either (its kernel learns it from the
+  // answer).
+  h.set_client(kB);
+  DFS_REQUIRE_OK(h.create(other->ino(), "own"));
+  CHECK(pending_recall(h, kB) == 0);
+  CHECK(getattr_shared(h, kB, other->ino()));  // held still
+}
+
+TEST_CASE("mds/read shares: none while a change is in flight or a writer has the file open") {
+  Fixture f;
+  auto& h = f.h;
+  auto dir = h.mkdir(kRootIno, "d");
+  DFS_REQUIRE_OK(dir);
+  CHECK(getattr_shared(h, kB, dir->ino()));
+  // A's create in it waits for B's share: meanwhile nobody is given a share of the
+  // directory (the answer would be read before the create lands), a third session
+  // that held none included.
+  constexpr const char* kC = "client.c.1";
+  DFS_REQUIRE_OK(h.open_session(kC, false, false, true));
+  h.set_client(kA);
+  proto::MknodRequest create;
+  *create.mutable_header() = h.header();
+  create.set_parent(dir->ino());
+  create.set_name("f");
+  create.set_mode(S_IFREG | 0644);
+  PendingReply made;
+  start_request(h, rpc::kMdsMknod, create, &made);
+  h.run_for(Duration(50));
+  REQUIRE_FALSE(made.done());
+  CHECK_FALSE(getattr_shared(h, kC, dir->ino()));
+  const uint64_t seq = pending_recall(h, kB);
+  REQUIRE(seq != 0);
+  acknowledge(h, kB, seq);
+  for (int i = 0; i < 100 && !made.done(); ++i) h.run_for(Duration(10));
+  REQUIRE(made.done());
+  CHECK_FALSE(getattr_shared(h, kC, dir->ino()));  // landed, but just changed
+
+  // A file another session holds open for writing is not shared by a getattr.
+  auto writer = h.call<proto::InodeReply>(rpc::kMdsOpen,
+                                          open_request(h, kA, f.file, O_WRONLY, false));
+  DFS_REQUIRE_OK(writer);
+  CHECK_FALSE(getattr_shared(h, kB, f.file));
+  release(h, kA, f.file);
+  CHECK(getattr_shared(h, kB, f.file));
+  // Nor one the asker holds open without sharing it (its open may write).
+  CHECK(getattr_shared(h, kA, f.file));
+  PendingReply write_open;
+  start_request(h, rpc::kMdsOpen, open_request(h, kA, f.file, O_RDWR, false), &write_open);
+  answer_recall_of(h, kB, write_open);
+  CHECK_FALSE(getattr_shared(h, kA, f.file));
+  release(h, kA, f.file);
 }
 
 }  // namespace dfs::mds::test
