@@ -60,8 +60,8 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
   // Only when every inode it names is shared here does the give-up push nothing: one
   // the MDS counts as this mount's and the mount does not know as its own yet (a grant
   // still settling) may have changes on their way as well.
-  const bool owned_any = !std::all_of(dirs.begin(), dirs.end(),
-                                      [this](uint64_t ino) { return owned_.shares(ino); });
+  const bool pushes = !std::all_of(dirs.begin(), dirs.end(),
+                                   [this](uint64_t ino) { return owned_.shares(ino); });
   out.dropped = owned_.give_up(dirs, &created, &scope.files);
   if (out.dropped) {
     // The recalled inodes, and the files created in recalled directories (their names
@@ -72,12 +72,12 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
   if (giving_up_) {
     acks_pending_.push_back(seq);
     invalidate_next_.add(std::move(scope));
-    push_next_ = push_next_ || owned_any;
+    push_next_ = push_next_ || pushes;
     return out;
   }
   out.start = start_give_up(
-      seq, GiveUp{.was_exclusive = false, .dropped = out.dropped, .pushes = owned_any},
-      std::move(scope), owned_any);
+      seq, GiveUp{.was_exclusive = false, .dropped = out.dropped, .pushes = pushes},
+      std::move(scope), pushes);
   return out;
 }
 

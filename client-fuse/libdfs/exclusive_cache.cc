@@ -125,7 +125,11 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     // where the right went), and its cached names and attributes go: all of them for
     // exclusive caching, those of the recalled directories and their files otherwise.
     if (!round->invalidate.empty() && kernel_invalidator_ && !stopping_) {
-      co_await kernel_invalidator_(std::move(round->invalidate));
+      if (round->push) {
+        co_await kernel_invalidator_(std::move(round->invalidate));
+      } else {
+        co_await invalidate_shared(std::move(round->invalidate));
+      }
     }
     // Deferred changes, write-behind, buffered file data and sizes (nothing was
     // deferred or buffered under shares alone).
@@ -168,6 +172,25 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
                  rights_.owned().size());
   }
   take_grant_when_quiet();  // granted again meanwhile (the other mount left)
+}
+
+awaitable<void> FileClient::invalidate_shared(CacheRights::KernelScope scope) {
+  auto done = std::make_shared<AsyncEvent>();
+  spawn_checked(executor(), [](FileClient* self, CacheRights::KernelScope scope,
+                               std::shared_ptr<AsyncEvent> done) -> awaitable<void> {
+    co_await self->kernel_invalidator_(std::move(scope));
+    done->set();
+  }(this, std::move(scope), done));
+  asio::steady_timer patience(executor(), kSharedInvalidationPatience);
+  for (;;) {
+    if (done->is_set()) co_return;
+    if (patience.expiry() <= asio::steady_timer::clock_type::now()) break;
+    asio::steady_timer tick(executor(), Duration(5));
+    co_await tick.async_wait(use_awaitable_tuple);
+  }
+  spdlog::info("a recall of read shares is acknowledged before the kernel dropped what it "
+               "kept: a request of this mount holds the directory (it ends once that one is "
+               "answered)");
 }
 
 awaitable<void> FileClient::acknowledge(const std::vector<uint64_t>& seqs) {

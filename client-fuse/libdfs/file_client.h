@@ -431,6 +431,15 @@ class FileClient {
   // gives the kernel the file's attributes without a timeout. (An open of a known file
   // ends the share before it is sent: give_up_share_to_write.)
   void share_ended_by_write(Ino ino, FileState& st);
+  // Has the kernel drop what a recall of shares alone took (no dirty pages: nothing is
+  // buffered under a share). Waits at most kSharedInvalidationPatience: dropping a
+  // directory's names needs the directory's lock, which the kernel holds while a request
+  // of this mount in that directory waits for the MDS, and that request may wait for
+  // another mount's recall, whose mount may wait the same way for this one's
+  // acknowledgement. Past it the acknowledgement goes first; the kernel drops the rest
+  // once the request is answered.
+  awaitable<void> invalidate_shared(CacheRights::KernelScope scope);
+  static constexpr Duration kSharedInvalidationPatience{200};
   // This mount ends its share of `ino` itself before a writing open: nobody recalls it
   // from here on, so the kernel drops what it keeps under it first (attributes, pages,
   // the names of the file in directories whose names it keeps).

@@ -198,8 +198,11 @@ awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st, bool* 
     *request.mutable_mtime() = st->mtime;
     bool durable = made_durable && !st->commit_dirty;  // the last push of this flush
     request.mutable_header()->set_durable(durable);
+    std::optional<FileState::PushRunning> running;
+    running.emplace(*st);
     auto sent = co_await mds_.call<proto::InodeReply>(rpc::kMdsWriteInline, std::move(request),
                                                       st->writer, true);
+    running.reset();
     if (sent) {
       st->mds_inline_bytes = std::max(st->mds_inline_bytes, hi);
       learn(sent->inode());
@@ -240,8 +243,11 @@ awaitable<Status> FileClient::commit_size_locked(std::shared_ptr<FileState> st,
     *request.mutable_mtime() = st->mtime;
     request.set_clear_privileges(clear);
     request.mutable_header()->set_durable(made_durable != nullptr);
+    std::optional<FileState::PushRunning> running;
+    running.emplace(*st);
     auto sent = co_await mds_.call<proto::InodeReply>(rpc::kMdsCommitWrite, std::move(request),
                                                       st->writer, true);
+    running.reset();
     if (sent) {
       learn(sent->inode());
       if (made_durable) *made_durable = true;

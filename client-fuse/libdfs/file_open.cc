@@ -253,12 +253,12 @@ void FileClient::take_share(const proto::Inode& inode, const ShareAsked& asked) 
 awaitable<void> FileClient::give_up_share_to_write(Ino ino) {
   rights_.share_given_up(ino);
   // Its attributes and pages, and its names in directories the kernel keeps: the next
-  // lookup brings what other mounts change from here on. (Safe inside an open: the
-  // kernel holds no directory's lock while it waits for FUSE_OPEN.)
+  // lookup brings what other mounts change from here on. (The kernel holds no
+  // directory's lock while it waits for FUSE_OPEN; the wait is bounded all the same.)
   if (kernel_invalidator_ && !stopping_) {
     CacheRights::KernelScope scope;
     scope.inos.push_back(ino);
-    co_await kernel_invalidator_(std::move(scope));
+    co_await invalidate_shared(std::move(scope));
   }
 }
 
@@ -461,11 +461,20 @@ awaitable<Status> FileClient::sync_all() {
 
 awaitable<Status> FileClient::push_all() {
   co_await drain_all_object_writes();
+  // Pushes a flush sent (a close's, the flusher's) left the dirty flags already.
+  std::vector<std::shared_ptr<FileState>> pushing;
+  for (auto& [ino, st] : states_) {
+    if (st->pushes_running > 0) pushing.push_back(st);
+  }
+  for (auto& st : pushing) {
+    while (st->pushes_running > 0) {
+      auto settled = st->pushes_settled;
+      co_await settled->wait();
+    }
+  }
   std::vector<awaitable<Status>> tasks;
   for (auto& [ino, st] : states_) {
-    // Also a state a flush is running for (a close's, the flusher's): its commit has
-    // left the dirty flags and may not be answered yet; flush_state waits for it.
-    if (st->dirty() || st->write_error || st->flush_mu.locked()) tasks.push_back(flush_state(st));
+    if (st->dirty() || st->write_error) tasks.push_back(flush_state(st));
   }
   Status result;
   auto results = co_await gather_bounded(std::move(tasks), options_.max_parallel_objects);

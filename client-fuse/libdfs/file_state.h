@@ -61,6 +61,26 @@ struct FileState {
   bool finished_any = false;
   // Set when object_writes_running falls to zero (a new event for each busy spell).
   std::shared_ptr<AsyncEvent> writes_drained;
+  // Pushes of buffered bytes or the size sent by a flush (WriteInline, CommitWrite) and
+  // not answered yet: they left the dirty flags already. A recall waits for them
+  // (FileClient::push_all), so that the MDS reads what they record after it.
+  int pushes_running = 0;
+  std::shared_ptr<AsyncEvent> pushes_settled;  // set when pushes_running falls to zero
+  // Counts one push for its lifetime.
+  class PushRunning {
+   public:
+    explicit PushRunning(FileState& st) : st_(st) {
+      if (st_.pushes_running++ == 0) st_.pushes_settled = std::make_shared<AsyncEvent>();
+    }
+    ~PushRunning() {
+      if (--st_.pushes_running == 0) st_.pushes_settled->set();
+    }
+    PushRunning(const PushRunning&) = delete;
+    PushRunning& operator=(const PushRunning&) = delete;
+
+   private:
+    FileState& st_;
+  };
   // Object writes acknowledged before the OSDs had them (write_behind.cc): their byte
   // ranges, offset to end. A write that overlaps one waits for it, so they land in order.
   std::multimap<uint64_t, uint64_t> behind;

@@ -33,6 +33,7 @@ class ChangesInFlight {
         auto it = owner_.counts_.find(ino);
         if (--it->second == 0) owner_.counts_.erase(it);
       }
+      if (!inos_.empty()) ++owner_.finished_;
     }
     // Counts a change of `ino` too; 0 counts nothing.
     void add(uint64_t ino) {
@@ -48,6 +49,8 @@ class ChangesInFlight {
     std::vector<uint64_t> inos_;
   };
 
+  // Counts nothing until add() is called (a batch's group adds as it resolves).
+  [[nodiscard]] Counted counter() { return Counted(*this); }
   // Counts a change of `ino` until the result is destroyed; 0 counts nothing.
   [[nodiscard]] Counted count(uint64_t ino) {
     Counted counted(*this);
@@ -62,9 +65,14 @@ class ChangesInFlight {
   }
   // Whether a change of `ino` is in flight.
   bool any(uint64_t ino) const { return counts_.count(ino) > 0; }
+  // How many changes have finished so far. A grant that read an inode while this moved
+  // may have read it before one of them landed: nothing tells which inode it changed
+  // once it is no longer counted, so the grant is not given.
+  uint64_t finished() const { return finished_; }
 
  private:
   std::unordered_map<uint64_t, uint32_t> counts_;
+  uint64_t finished_ = 0;
 };
 
 }  // namespace dfs::mds

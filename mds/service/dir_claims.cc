@@ -76,7 +76,7 @@ awaitable<MdsService::Touched> MdsService::touched(const std::string& client,
                                                    RequestNames& names,
                                                    ChangesInFlight::Counted& change) {
   Touched out;
-  std::vector<uint64_t> entries;
+  std::vector<uint64_t>& entries = out.entries;
   if (!names.entries().empty()) {
     // Resolved whether or not anybody holds anything now: a share given while this
     // request waits must not be read before its change lands.
@@ -103,15 +103,24 @@ void MdsService::note_dirs_used(const std::string& client, RequestNames& names) 
 
 awaitable<void> MdsService::claim_touched(const std::string& client, RequestNames& names,
                                           ChangesInFlight::Counted& change) {
-  Touched touches = co_await touched(client, names, change);
-  if (!touches.shared.empty()) {
-    // What others keep of the inodes it changes goes first.
-    co_await dir_rights_.claim_shares(client, std::move(touches.shared),
-                                      claim_reason(client, names.method()));
+  // A few rounds at most: each one's wait lets other requests move names.
+  for (int round = 0; round < 4; ++round) {
+    Touched touches = co_await touched(client, names, change);
+    if (!touches.any()) co_return;
+    if (!touches.shared.empty()) {
+      // What others keep of the inodes it changes goes first.
+      co_await dir_rights_.claim_shares(client, std::move(touches.shared),
+                                        claim_reason(client, names.method()));
+    }
+    if (!touches.owned.empty()) {
+      co_await dir_rights_.claim(client, std::move(touches.owned),
+                                 claim_reason(client, names.method()));
+    }
+    if (!serving_ || names.entries().empty()) co_return;
+    // While it waited, another rename may have put another inode under a name it
+    // removes or replaces: that one goes too.
+    if (co_await entry_inos(names) == touches.entries) co_return;
   }
-  if (touches.owned.empty()) co_return;
-  co_await dir_rights_.claim(client, std::move(touches.owned),
-                             claim_reason(client, names.method()));
 }
 
 awaitable<void> MdsService::claim_for_writer(const std::string& client, uint64_t ino) {
@@ -121,18 +130,14 @@ awaitable<void> MdsService::claim_for_writer(const std::string& client, uint64_t
   co_await dir_rights_.claim_shares(client, std::move(file), "an open for writing of " + client);
 }
 
-void MdsService::grant_share(const std::string& client, Reply& reply) {
+void MdsService::grant_share(const std::string& client, Reply& reply, uint64_t changes_before) {
   proto::InodeReply answer;
   if (!reply || !answer.ParseFromString(reply->body)) return;
   const proto::Inode& inode = answer.inode();
   const uint64_t ino = inode.ino();
-  // As an open's share (on_open): nothing changes the inode now, and nobody holds it
-  // open for writing; the asker holds no open of it unless it shares it already (an
-  // open that is not shared may write). Not again right after a recall (kShareHoldOff)
-  // unless the asker holds it still.
-  if (ino == 0 || inode.nlink() == 0 || Clock::now() < file_grants_from_ ||
-      changes_in_flight_.any(ino) || !others_only_read(client, ino) ||
-      (sessions_.opens_by(client, ino) > 0 && !dir_rights_.shares(client, ino)) ||
+  // Not again right after a recall (kShareHoldOff) unless the asker holds it still.
+  if (ino == 0 || inode.nlink() == 0 ||
+      !may_share(client, ino, changes_before, /*opening=*/false) ||
       (!dir_rights_.shares(client, ino) &&
        dir_rights_.recalled_within(ino, DirRights::kShareHoldOff)) ||
       !dir_rights_.shared(client, ino)) {

@@ -107,8 +107,10 @@ bool DirRights::contested(uint64_t dir) const {
 }
 
 bool DirRights::recalled_within(uint64_t ino, Duration within) const {
-  auto it = recalled_at_.find(ino);
-  return it != recalled_at_.end() && now_() - it->second < within;
+  auto owned = recalled_at_.find(ino);
+  auto shared = shares_recalled_at_.find(ino);
+  return (owned != recalled_at_.end() && now_() - owned->second < within) ||
+         (shared != shares_recalled_at_.end() && now_() - shared->second < within);
 }
 
 bool DirRights::owns(const std::string& client, uint64_t dir) const {
@@ -230,20 +232,15 @@ awaitable<void> DirRights::claim_shares(const std::string& client, std::vector<u
       }
     }
     if (!waiting) co_return;
-    // Contested as for an owned inode: the changer does not get it to itself while the
-    // readers it displaced are likely to read again.
-    for (auto& [reader, recalled] : to_recall) start_recall(reader, std::move(recalled), reason);
+    for (auto& [reader, recalled] : to_recall) {
+      for (uint64_t ino : recalled) shares_recalled_at_[ino] = now_();
+      start_recall(reader, std::move(recalled), reason, /*contested=*/false);
+    }
     co_await changed_.async_wait(use_awaitable_tuple);
     if (generation != generation_) co_return;
   }
 }
 
-bool DirRights::shared_by_others(const std::string& client,
-                                 const std::vector<uint64_t>& inos) const {
-  if (shares_.empty()) return false;
-  return std::any_of(inos.begin(), inos.end(),
-                     [&](uint64_t ino) { return shared_by_others(client, ino); });
-}
 
 bool DirRights::others_own_any(const std::string& client) const {
   // A handful of sessions; shares alone do not count (no touch recalls them).
@@ -380,6 +377,8 @@ void DirRights::tick(Clock::time_point now) {
   }
   for (auto& [owner, reason] : evictions) evict_(owner, reason);
   std::erase_if(recalled_at_, [now](const auto& kv) { return now - kv.second >= kContested; });
+  std::erase_if(shares_recalled_at_,
+                [now](const auto& kv) { return now - kv.second >= kShareHoldOff; });
 }
 
 void DirRights::clear() {
@@ -388,6 +387,7 @@ void DirRights::clear() {
   holders_.clear();
   recalls_.clear();
   recalled_at_.clear();
+  shares_recalled_at_.clear();
   ++generation_;
   changed_.cancel();
 }

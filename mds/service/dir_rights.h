@@ -97,7 +97,8 @@ class DirRights {
   bool owns(const std::string& client, uint64_t dir) const;
   // Whether another session's touch recalled `dir` within kContested: mounts share it.
   bool contested(uint64_t dir) const;
-  // Whether a touch or a change recalled `ino` from a holder within `within`.
+  // Whether a touch recalled `ino` from its owner, or a change its shares, within
+  // `within`.
   bool recalled_within(uint64_t ino, Duration within) const;
   // After a takeover: what `client` owned and shared under the previous instance.
   // Inodes another session owns here already stay with it; so do files others share,
@@ -121,9 +122,8 @@ class DirRights {
   // for the bound.
   bool shared(const std::string& client, uint64_t file);
   bool shares(const std::string& client, uint64_t file) const;
-  // Whether a session other than `client` shares `file`, or one of `inos`.
+  // Whether a session other than `client` shares `file`.
   bool shared_by_others(const std::string& client, uint64_t file) const;
-  bool shared_by_others(const std::string& client, const std::vector<uint64_t>& inos) const;
   // `client` changes `file` itself: its own share goes without a recall (the client
   // gave it up before asking).
   void unshare(const std::string& client, uint64_t file);
@@ -184,7 +184,7 @@ class DirRights {
     bool evicting = false;
   };
   // `owner`'s `dirs` not under a recall already. `contested`: another session touched
-  // them (recalled_at_), rather than the bound.
+  // them (recalled_at_), rather than the bound or a change that recalls shares.
   void start_recall(const std::string& owner, std::vector<uint64_t> dirs, std::string reason,
                     bool contested = true);
   // Recalls the least recently used of `owner`'s directories past the bound.
@@ -210,6 +210,9 @@ class DirRights {
   std::map<std::string, std::vector<Recall>> recalls_;    // per owner, oldest first
   // When each directory was last recalled; forgotten after kContested (tick).
   std::unordered_map<uint64_t, Clock::time_point> recalled_at_;
+  // Inodes whose shares a change recalled, and when (kShareHoldOff). Not contested: the
+  // mount that changes a file may be given it, and another's next look recalls it.
+  std::unordered_map<uint64_t, Clock::time_point> shares_recalled_at_;
   asio::steady_timer changed_;  // cancelled to wake every waiting claim()
   uint64_t generation_ = 0;     // bumped by clear(): waiters of before give up
 };

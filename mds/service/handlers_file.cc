@@ -130,6 +130,9 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
   }
   Reply reply;
   bool unlinked = false;
+  // A change that finishes while the inode is read may have landed after the read: no
+  // grant then (ChangesInFlight::finished).
+  const uint64_t changes_before = changes_in_flight_.finished();
   if (req.flags() & O_TRUNC) {
     proto::MdsLogEntry entry;
     *entry.mutable_open() = std::move(req);
@@ -158,6 +161,7 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
     proto::InodeReply opened;
     if (opened.ParseFromString(reply->body) && is_reg(opened.inode()) && !unlinked &&
         Clock::now() >= file_grants_from_ && !changes_in_flight_.any(ino) &&
+        changes_in_flight_.finished() == changes_before &&
         !sessions_.opened_by_others(client, ino) &&
         dir_rights_.claimed_existing(client, ino, DirRights::Kind::kFile)) {
       opened.set_owned(true);
@@ -171,8 +175,7 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
     // recalls the shares and keeps new ones from being given until it is released).
     proto::InodeReply opened;
     if (opened.ParseFromString(reply->body) && is_reg(opened.inode()) && !unlinked &&
-        Clock::now() >= file_grants_from_ && !changes_in_flight_.any(ino) &&
-        sessions_.opens_by(client, ino) == 1 && others_only_read(client, ino) &&
+        may_share(client, ino, changes_before, /*opening=*/true) &&
         dir_rights_.shared(client, ino)) {
       opened.set_read_shared(true);
       reply->body = opened.SerializeAsString();
@@ -183,6 +186,14 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
       purge_if_unused(ino);
   }
   co_return reply;
+}
+
+bool MdsService::may_share(const std::string& client, uint64_t ino, uint64_t changes_before,
+                           bool opening) const {
+  const uint32_t own_opens = sessions_.opens_by(client, ino) - (opening ? 1 : 0);
+  return Clock::now() >= file_grants_from_ && !changes_in_flight_.any(ino) &&
+         changes_in_flight_.finished() == changes_before && others_only_read(client, ino) &&
+         (own_opens == 0 || (!opening && dir_rights_.shares(client, ino)));
 }
 
 bool MdsService::others_only_read(const std::string& client, uint64_t ino) const {

@@ -493,13 +493,14 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
       method == rpc::kMdsAllocInos;
   if (method == rpc::kMdsLookup || method == rpc::kMdsGetAttr) {
     const bool share = asks_to_share(method, body);
+    const uint64_t changes_before = changes_in_flight_.finished();
     Reply reply;
     if (method == rpc::kMdsLookup) {
       reply = co_await read_claimed(client, method, std::move(body), claims != Claims::kWait);
     } else {
       reply = co_await dispatch(method, std::move(body), client);
     }
-    if (share) grant_share(client, reply);
+    if (share) grant_share(client, reply, changes_before);
     co_return reply;
   }
   if (method == rpc::kMdsReaddir) {
@@ -573,7 +574,7 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   // first: an item waiting for a recall inside the group would let the items after it
   // commit ahead of it. The inodes of the entries they name count as changing until the
   // group has applied.
-  auto group_change = changes_in_flight_.count(0);
+  auto group_change = changes_in_flight_.counter();
   if (together > 1) {
     for (int i = 0; i < together; ++i) {
       const auto& item = batch.items(i);

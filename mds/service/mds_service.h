@@ -134,13 +134,15 @@ class MdsService {
   // inodes it changes. The inodes of its entries are counted in `change` from here on
   // (ChangesInFlight; the caller counted RequestNames::changed_inos()).
   struct Touched {
-    std::vector<uint64_t> owned;   // by others
-    std::vector<uint64_t> shared;  // by others
+    std::vector<uint64_t> owned;    // by others
+    std::vector<uint64_t> shared;   // by others
+    std::vector<uint64_t> entries;  // what the named entries held when resolved
     bool any() const { return !owned.empty() || !shared.empty(); }
   };
   awaitable<Touched> touched(const std::string& client, RequestNames& names,
                              ChangesInFlight::Counted& change);
-  // Recalls what touched() finds and waits until its holders gave it up (DirRights).
+  // Recalls what touched() finds and waits until its holders gave it up (DirRights);
+  // again if the named entries hold other inodes by then.
   awaitable<void> claim_touched(const std::string& client, RequestNames& names,
                                 ChangesInFlight::Counted& change);
   // The inodes a request's named entries hold now.
@@ -152,9 +154,10 @@ class MdsService {
   // file): its own read share ends, and the other sessions' shares are recalled.
   awaitable<void> claim_for_writer(const std::string& client, uint64_t ino);
   // A lookup or getattr that asked to share its answer (LookupRequest.share,
-  // GetAttrRequest.share): sets InodeReply.read_shared when `client` shares the inode
-  // from now on ("Read shares").
-  void grant_share(const std::string& client, Reply& reply);
+  // GetAttrRequest.share), read when ChangesInFlight::finished() was `changes_before`:
+  // sets InodeReply.read_shared when `client` shares the inode from now on ("Read
+  // shares").
+  void grant_share(const std::string& client, Reply& reply, uint64_t changes_before);
   // A lookup or listing, read again after recalling the owned directories its answer
   // shows; `in_batch`: kWouldBlock instead of recalling (see serve()).
   awaitable<Reply> read_claimed(const std::string& client, uint32_t method, std::string body,
@@ -188,6 +191,14 @@ class MdsService {
   awaitable<Reply> on_release(proto::ReleaseRequest req, std::string client);
   // Whether every session but `client`'s that holds `ino` open shares it for reading.
   bool others_only_read(const std::string& client, uint64_t ino) const;
+  // Whether `client` may share `ino` now ("Read shares"), read while
+  // ChangesInFlight::finished() was `changes_before`: nothing changes it (no change in
+  // flight, none finished since the read), every other session holding it open shares
+  // it (a writer's open keeps shares from being given), and `client` holds no open of
+  // it that may write: none (`opening`: besides the open being served), or it shares it
+  // already.
+  bool may_share(const std::string& client, uint64_t ino, uint64_t changes_before,
+                 bool opening) const;
   awaitable<Reply> on_uninline(proto::UninlineRequest req);
   // Object work, then the entry with expect_version; retried while the inode changes.
   awaitable<Reply> truncating_op(proto::MdsLogEntry entry, uint64_t ino, uint64_t new_size);

@@ -34,9 +34,6 @@ class RequestNames {
     parse();
     return entries_;
   }
-  // The inode a setattr, xattr change, link or data push changes without an open of
-  // it; 0 for every other request.
-  uint64_t changed_ino();
   // The inodes the request changes by number: changed_ino(), and the directories it
   // adds a name to or removes one from. With the inodes of entries() (which the caller
   // resolves), what the mounts that share an inode must give up first
@@ -45,6 +42,9 @@ class RequestNames {
 
  private:
   void parse();
+  // The inode a setattr, xattr change, link or data push changes without an open of
+  // it; 0 for every other request.
+  uint64_t changed_ino();
 
   uint32_t method_;
   const std::string& body_;

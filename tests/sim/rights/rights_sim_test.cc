@@ -211,8 +211,8 @@ class World {
   // What a run went through, so that a test can tell that its faults happened.
   struct Counts {
     size_t checks = 0, steps = 0, evictions = 0, failovers = 0, exclusive_taken = 0,
-           dirs_owned = 0, files_owned = 0, files_shared = 0, stats_shared = 0, recalls = 0, bound_recalls = 0,
-           changes = 0;
+           dirs_owned = 0, files_owned = 0, files_shared = 0, stats_shared = 0, recalls = 0,
+           bound_recalls = 0, changes = 0;
     void add(const Counts& o) {
       checks += o.checks, steps += o.steps, evictions += o.evictions, failovers += o.failovers;
       exclusive_taken += o.exclusive_taken, dirs_owned += o.dirs_owned, recalls += o.recalls;

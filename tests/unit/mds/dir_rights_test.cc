@@ -339,8 +339,11 @@ TEST_CASE("mds/dir_rights: read shares: many readers, recalled by a change, not 
   CHECK(done);
   CHECK_FALSE(f.rights.shared_by_others("a", 50));
   CHECK(f.rights.shared_by("b") == 0);
-  // Contested for ownership, as an owned file that was recalled.
-  CHECK_FALSE(f.rights.claimed_existing("a", 50, DirRights::Kind::kFile));
+  // Not contested: the writer may be given the file; a look recalls it from there.
+  CHECK_FALSE(f.rights.contested(50));
+  CHECK(f.rights.recalled_within(50, DirRights::kShareHoldOff));  // no new share at once
+  CHECK(f.rights.claimed_existing("a", 50, DirRights::Kind::kFile));
+  f.rights.give_back("a", 50);
   CHECK(f.rights.shared("b", 50));  // a reader shares it again once the writer is gone
 
   // A reader's own share becomes ownership; removal and a session's end free shares.

@@ -305,29 +305,31 @@ TEST_CASE("mds/read shares: none while a change is in flight or a writer has the
   auto& h = f.h;
   auto dir = h.mkdir(kRootIno, "d");
   DFS_REQUIRE_OK(dir);
-  CHECK(getattr_shared(h, kB, dir->ino()));
-  // A's create in it waits for B's share: meanwhile nobody is given a share of the
-  // directory (the answer would be read before the create lands), a third session
-  // that held none included.
+  DFS_REQUIRE_OK(h.create(dir->ino(), "x"));
   constexpr const char* kC = "client.c.1";
   DFS_REQUIRE_OK(h.open_session(kC, false, false, true));
+  // A's rename in the directory waits for B's share of the file it moves. Meanwhile
+  // nobody is given a share of the directory, which nobody held (no recall, no hold-off):
+  // the answer would be read before the rename lands.
+  CHECK(lookup_shared(h, kB, dir->ino(), "x"));
   h.set_client(kA);
-  proto::MknodRequest create;
-  *create.mutable_header() = h.header();
-  create.set_parent(dir->ino());
-  create.set_name("f");
-  create.set_mode(S_IFREG | 0644);
-  PendingReply made;
-  start_request(h, rpc::kMdsMknod, create, &made);
+  proto::RenameRequest rename;
+  *rename.mutable_header() = h.header();
+  rename.set_parent(dir->ino());
+  rename.set_name("x");
+  rename.set_new_parent(dir->ino());
+  rename.set_new_name("y");
+  PendingReply moved;
+  start_request(h, rpc::kMdsRename, rename, &moved);
   h.run_for(Duration(50));
-  REQUIRE_FALSE(made.done());
+  REQUIRE_FALSE(moved.done());
   CHECK_FALSE(getattr_shared(h, kC, dir->ino()));
   const uint64_t seq = pending_recall(h, kB);
   REQUIRE(seq != 0);
   acknowledge(h, kB, seq);
-  for (int i = 0; i < 100 && !made.done(); ++i) h.run_for(Duration(10));
-  REQUIRE(made.done());
-  CHECK_FALSE(getattr_shared(h, kC, dir->ino()));  // landed, but just changed
+  for (int i = 0; i < 100 && !moved.done(); ++i) h.run_for(Duration(10));
+  REQUIRE(moved.done());
+  CHECK(getattr_shared(h, kC, dir->ino()));  // landed: shared now
 
   // A file another session holds open for writing is not shared by a getattr.
   auto writer = h.call<proto::InodeReply>(rpc::kMdsOpen,
