@@ -288,6 +288,15 @@ class FileClient {
   template <class Req>
   awaitable<Result<proto::Inode>> mds_inode(uint32_t method, Req request, const Creds& creds,
                                             bool mutating);
+  // What an inode-returning reply says (learned, with this mount's newer knowledge
+  // applied); takes the inode out of `reply`.
+  proto::Inode inode_answered(proto::InodeReply& reply) {
+    learn_reply(reply);
+    proto::Inode inode = std::move(*reply.mutable_inode());
+    prefer_newer(inode);
+    overlay(inode);
+    return inode;
+  }
   // A lookup or getattr sent to the MDS, asking to share what it answers (asks_to_share).
   template <class Req>
   awaitable<Result<proto::Inode>> mds_inode_shared(uint32_t method, Req request,
@@ -641,11 +650,7 @@ awaitable<Result<proto::Inode>> FileClient::mds_inode(uint32_t method, Req reque
   // field 1 and the other changed inodes as field 15, so one parser serves them all.
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(method, std::move(request), creds, mutating));
-  learn_reply(reply);
-  proto::Inode inode = std::move(*reply.mutable_inode());
-  prefer_newer(inode);
-  overlay(inode);
-  co_return inode;
+  co_return inode_answered(reply);
 }
 
 template <class Req>
@@ -655,10 +660,7 @@ awaitable<Result<proto::Inode>> FileClient::mds_inode_shared(uint32_t method, Re
   const ShareAsked asked = share_asked();
   DFS_CO_AWAIT_TRY(auto reply,
                    mds_.call<proto::InodeReply>(method, std::move(request), creds, false));
-  learn_reply(reply);
-  proto::Inode inode = std::move(*reply.mutable_inode());
-  prefer_newer(inode);
-  overlay(inode);
+  proto::Inode inode = inode_answered(reply);
   if (reply.read_shared()) take_share(inode, asked);
   co_return inode;
 }
