@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -128,20 +127,24 @@ void Vfs::take_names(KernelKnowledge& k,
   // A name may have been given more than once: a negative entry, then the directory
   // made under it. The newest says what the kernel holds now (a directory's name only
   // expires; invalidating it as a missing name would drop everything below it).
-  std::map<std::pair<uint64_t, std::string_view>, const GivenName*> newest;
   std::set<std::pair<uint64_t, std::string_view>> taken;
+  for (const auto& given : names_given_) {
+    if (in_scope(given)) taken.emplace(given.parent, given.name);
+  }
+  if (taken.empty()) return;
+  std::set<std::pair<uint64_t, std::string_view>> told;
   for (auto it = names_given_.rbegin(); it != names_given_.rend(); ++it) {
     std::pair<uint64_t, std::string_view> key(it->parent, it->name);
-    newest.emplace(key, &*it);
-    if (in_scope(*it)) taken.insert(key);
+    if (!taken.count(key) || !told.insert(key).second) continue;
+    (it->directory ? k.directory_names : k.names).emplace_back(it->parent, it->name);
   }
-  for (const auto& key : taken) {
-    const GivenName& given = *newest.at(key);
-    (given.directory ? k.directory_names : k.names).emplace_back(given.parent, given.name);
-  }
+  // Decided before anything moves: the keys look into the names.
+  std::vector<bool> keep;
+  keep.reserve(names_given_.size());
+  for (const auto& given : names_given_) keep.push_back(!taken.count({given.parent, given.name}));
   std::deque<GivenName> kept;
-  for (auto& given : names_given_) {
-    if (!taken.count({given.parent, given.name})) kept.push_back(std::move(given));
+  for (size_t i = 0; i < names_given_.size(); ++i) {
+    if (keep[i]) kept.push_back(std::move(names_given_[i]));
   }
   names_given_ = std::move(kept);
 }

@@ -241,7 +241,6 @@ awaitable<void> DirRights::claim_shares(const std::string& client, std::vector<u
   }
 }
 
-
 bool DirRights::others_own_any(const std::string& client) const {
   // A handful of sessions; shares alone do not count (no touch recalls them).
   return std::any_of(holders_.begin(), holders_.end(), [&client](const auto& kv) {

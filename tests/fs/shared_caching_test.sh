@@ -54,7 +54,7 @@ mount_as D
 # mounts share; an inode just recalled or changed is not shared for 2 s
 # (DirRights::kShareHoldOff).
 stat "${where[D]}/c/seen" >/dev/null
-sleep 3
+sleep 4
 for _ in $(seq 200); do
   stat -c %a "${where[D]}/c/seen" >/dev/null
   stat "${where[D]}/c/missing" >/dev/null 2>&1 && fail "c/missing exists"
