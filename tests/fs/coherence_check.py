@@ -41,8 +41,10 @@ def view(root):
         except FileNotFoundError:
             out[rel] = "missing"
             continue
-        except NotADirectoryError:
-            out[rel] = "parent not a directory"
+        except OSError as e:
+            # A symlink of the pool may stand for a directory on the path, and may point
+            # at itself (ELOOP): every mount must fail the same way.
+            out[rel] = os.strerror(e.errno)
             continue
         entry = [stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_nlink]
         try:
