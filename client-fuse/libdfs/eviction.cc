@@ -30,26 +30,22 @@ void FileClient::on_evicted(const Error& why) {
   // the table, so that a new open starts from what the MDS has. Other files stay held
   // and are opened again below.
   std::unordered_set<Ino> open_for_writing;
-  for (const auto& [fh, h] : handles_) {
+  for (const auto& [fh, h] : files_.handles()) {
     if (h->state && (h->flags & O_ACCMODE) != O_RDONLY) open_for_writing.insert(h->ino);
   }
-  size_t lost_files = 0;
-  for (auto it = states_.begin(); it != states_.end();) {
-    auto& st = it->second;
-    st->forget_cached_data();
-    if (!st->has_unrecorded_writes() && st->deferred_pushes == 0 && !st->write_error &&
-        !open_for_writing.count(st->ino)) {
-      ++it;
-      continue;
-    }
-    ++lost_files;
+  for (const auto& [ino, st] : files_.states()) st->forget_cached_data();
+  auto lost_states = files_.drop_if([&open_for_writing](const FileState& st) {
+    return st.has_unrecorded_writes() || st.deferred_pushes > 0 || st.write_error ||
+           open_for_writing.count(st.ino);
+  });
+  const size_t lost_files = lost_states.size();
+  for (auto& st : lost_states) {
     st->fenced = true;
     st->write_error = lost;  // for the handles open now
     // For an fsync through a handle opened later: the loss is the file's, reported once.
     deferred_errors_.note(lost, std::span<const uint64_t>(&st->ino, 1));
     st->commit_dirty = false;
     st->mds_open = false;  // the eviction dropped its MDS open
-    it = states_.erase(it);
   }
 
   // Deferred changes were answered to the kernel but made under the fenced session.

@@ -84,9 +84,9 @@ void FileClient::forget_exact_knowledge() {
 
 void FileClient::take_grant_when_quiet() {
   if (!rights_.grant_waiting()) return;
-  bool quiet = std::none_of(states_.begin(), states_.end(), [](const auto& kv) {
-    return kv.second->handles > 0 || kv.second->has_unrecorded_writes();
-  });  // if not, asked again at the last release
+  bool quiet = files_.states_where([](const FileState& st) {
+                   return st.handles > 0 || st.has_unrecorded_writes();
+                 }).empty();  // if not, asked again at the last release
   if (!rights_.take_grant(quiet)) return;
   forget_exact_knowledge();  // learned while shared
   if (on_exclusive_) on_exclusive_();
@@ -150,15 +150,14 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
       }
     }
     forget_exact_knowledge();  // it may change under us from now on
-    for (auto& [ino, st] : states_) {
+    for (auto& [ino, st] : files_.states()) {
       if (alone(ino)) continue;
       st->forget_cached_data();  // others may write there from now on
     }
     // Closed files kept lingering go now (their MDS opens included).
-    std::vector<std::shared_ptr<FileState>> lingering;
-    for (auto& [ino, st] : states_) {
-      if (st->handles == 0 && !st->dirty() && !alone(ino)) lingering.push_back(st);
-    }
+    auto lingering = files_.states_where([this](const FileState& st) {
+      return st.handles == 0 && !st.dirty() && !alone(st.ino);
+    });
     for (auto& st : lingering) co_await drop_state(st);
     co_await acknowledge(round->answering);
   }
@@ -223,7 +222,7 @@ awaitable<void> FileClient::lease_watch_loop() {
     if (stopping_ || now < mds_.lease_expires() || now < patient_until) continue;
     if (!rights_.lapse()) continue;  // nothing held, or lapsed or being given up already
     forget_exact_knowledge();
-    for (auto& [ino, st] : states_) st->readahead.clear();
+    for (auto& [ino, st] : files_.states()) st->readahead.clear();
     spdlog::warn("the MDS has not answered a renewal for most of the session timeout: this "
                  "mount stops caching and deferring until it does (what it deferred stays "
                  "queued)");

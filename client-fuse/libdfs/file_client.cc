@@ -108,9 +108,9 @@ FileClient::~FileClient() {
 }
 
 void FileClient::overlay(proto::Inode& inode) const {
-  auto it = states_.find(inode.ino());
-  if (it == states_.end() || !S_ISREG(inode.mode())) return;
-  const FileState& st = *it->second;
+  auto held_state = held(inode.ino());
+  if (!held_state || !S_ISREG(inode.mode())) return;
+  const FileState& st = *held_state;
   // Shared, with nothing of this mount's own on its way: the MDS's answer is newer than
   // what the state learned at its open (another mount may have changed the file since,
   // and a closed handle's state lives until the kernel's release arrives).

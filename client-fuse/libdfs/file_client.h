@@ -12,7 +12,7 @@
 // knows of inodes, names and listed inline data), ObjectIo (files' bytes in their
 // objects), WalkAhead (what a tree walk gets fetched ahead) and MountLocks (cluster-wide
 // locks). The FileClient holds the open files and decides, per inode, which fast path
-// a right allows (alone()).
+// a right allows (alone()), over the table of open files (OpenFiles).
 #pragma once
 
 #include <algorithm>
@@ -38,13 +38,11 @@
 #include "client-fuse/libdfs/mount_locks.h"
 #include "client-fuse/libdfs/object_client.h"
 #include "client-fuse/libdfs/object_io.h"
+#include "client-fuse/libdfs/open_files.h"
 #include "client-fuse/libdfs/striping.h"
 #include "client-fuse/libdfs/walk_ahead.h"
 
 namespace dfs::client {
-
-using Ino = uint64_t;
-using Fh = uint64_t;
 
 struct FileClientOptions {
   ClientOptions objects;                // monitors, name, op_timeout (EIO after it), ...
@@ -122,9 +120,6 @@ struct FsStat {
   uint64_t purge_backlog_bytes = 0;
 };
 
-struct FileState;
-struct Handle;
-
 class FileClient {
  public:
   // Connects to the monitors, waits for an MDS and opens the session, all within
@@ -183,6 +178,19 @@ class FileClient {
   // period: the owner makes the kernel drop what it may hold stale from that period.
   void set_on_exclusive(std::function<void()> hook) { on_exclusive_ = std::move(hook); }
   Ino root_ino() const { return mds_.session().root().ino(); }
+  // The changes this mount answered itself and queued for the MDS (docs/architecture.md,
+  // "Deferred changes"): those waiting to be sent, and of those sent so far how many the
+  // MDS applied and refused (sent - settled - failed are in flight). I/O thread only.
+  struct DeferredCounts {
+    uint64_t predicted = 0;
+    uint64_t sent = 0;
+    uint64_t settled = 0;
+    uint64_t failed = 0;
+  };
+  DeferredCounts deferred_counts() const {
+    const DeferredQueue& q = mds_.deferred_queue();
+    return {q.predicted(), mds_.deferred_sent(), q.settled(), q.failed()};
+  }
 
   // Runs `task` on the I/O thread and waits for it (not from the I/O thread).
   template <class T>
@@ -329,9 +337,9 @@ class FileClient {
   // no unpushed writes of it; nullopt: ask the MDS.
   std::optional<proto::Inode> known_exactly(Ino ino) const;
   // The held state of a regular file, if any.
-  std::shared_ptr<FileState> held(Ino ino) const;
+  std::shared_ptr<FileState> held(Ino ino) const { return files_.held(ino); }
   std::shared_ptr<FileState> state_for(const proto::Inode& inode);
-  Result<std::shared_ptr<Handle>> handle(Fh fh);
+  Result<std::shared_ptr<Handle>> handle(Fh fh) { return files_.handle(fh); }
   // A handle on `inode`; `counted`: an MDS open was just made for it.
   OpenFile open_handle(const Creds& creds, proto::Inode inode, int flags, bool counted);
   // Tells the MDS a held file is closed (after the linger, or at once when its last
@@ -418,22 +426,6 @@ class FileClient {
   // Whether an open of `ino` with `flags` asks to share the file for reading
   // (OpenRequest.read_share): a read-only first open here of a file it is not alone on.
   bool asks_to_share_file(Ino ino, int flags) const;
-  // An open that may write goes to the MDS (an open, or a create, which may open an
-  // existing file): counted as sent, and in flight while the guard lives
-  // (share_answer_current).
-  class WriteOpen {
-   public:
-    WriteOpen(uint64_t& sent, uint32_t& in_flight) : in_flight_(in_flight) {
-      ++sent;
-      ++in_flight_;
-    }
-    ~WriteOpen() { --in_flight_; }
-    WriteOpen(const WriteOpen&) = delete;
-    WriteOpen& operator=(const WriteOpen&) = delete;
-
-   private:
-    uint32_t& in_flight_;
-  };
   // The MDS answered a create that opened `ino`, an existing file, which ended this
   // mount's read share of it there: the share ends here too, and the file's state `st`
   // learns that the kernel may hold pages of it (FileState::kernel_pages); the answer
@@ -453,21 +445,16 @@ class FileClient {
   // from here on, so the kernel drops what it keeps under it first (attributes, pages,
   // the names of the file in directories whose names it keeps).
   awaitable<void> give_up_share_to_write(Ino ino);
-  // Whether a read share answered to an open sent when `sent_before` writing opens had
-  // been sent, none in flight, may be taken up: the MDS may have ended it at a writing
-  // open of this mount's it served after the grant.
-  bool share_answer_current(uint64_t sent_before, bool write_in_flight_at_send) const {
-    return write_opens_sent_ == sent_before && !write_in_flight_at_send;
-  }
   // What this mount had done when it sent a request asking to share an inode: the
-  // answer's share is taken up only if nothing since could have ended it (take_share).
+  // answer's share is taken up only if nothing since could have ended it (take_share):
+  // a recall or an eviction (the epoch), or a writing open of this mount's, which the
+  // MDS may have served after the grant and ended the share at.
   struct ShareAsked {
-    uint64_t epoch = 0;               // CacheRights::ownership_epoch()
-    uint64_t write_opens_before = 0;  // share_answer_current()
-    bool write_in_flight = false;
+    uint64_t epoch = 0;  // CacheRights::ownership_epoch()
+    OpenFiles::WriteOpenMark write_opens;
   };
   ShareAsked share_asked() const {
-    return {rights_.ownership_epoch(), write_opens_sent_, write_opens_in_flight_ > 0};
+    return {rights_.ownership_epoch(), files_.write_open_mark()};
   }
   // Whether a lookup or a getattr asks to share the inode it answers (LookupRequest.share,
   // GetAttrRequest.share; docs/capabilities.md, "Read shares"). Not while the mount
@@ -593,8 +580,7 @@ class FileClient {
   // The rights the MDS granted this mount and the state of giving them back.
   CacheRights rights_;
   MountLocks locks_;  // the cluster-wide locks this mount takes and holds
-  std::unordered_map<Ino, std::shared_ptr<FileState>> states_;  // open or dirty files
-  std::unordered_map<Fh, std::shared_ptr<Handle>> handles_;
+  OpenFiles files_;  // held files' states, open handles, writing opens sent
   // What the MDS last told us about each inode the kernel holds, and the attribute
   // changes answered here and not yet applied (queued ones follow the changes already in
   // mds_.deferred_queue()). Xattrs are answered from it (all xattr changes pass through
@@ -619,12 +605,6 @@ class FileClient {
   // A state opened from data fetched ahead is about to lose that data (a truncate):
   // the MDS counts its open from now on, as if it had been opened there.
   awaitable<Status> unpin_data(const std::shared_ptr<FileState>& st, const Creds& creds);
-  Fh next_fh_ = 1;
-  // Opens that may write sent to the MDS (opens and creates of any file), and those not
-  // answered yet: a read share answered to an open sent while one was in flight, or
-  // before one was sent, is not taken up (share_answer_current).
-  uint64_t write_opens_sent_ = 0;
-  uint32_t write_opens_in_flight_ = 0;
   bool stopping_ = false;
   bool releases_unreachable_ = false;  // shutdown: a release found the MDS gone
   std::shared_ptr<asio::steady_timer> flusher_timer_;

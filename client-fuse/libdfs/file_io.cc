@@ -309,8 +309,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
   // The MDS cuts the objects past the new end (before it records the size) and moves
   // an inline file that grows past the threshold to objects; it must know every byte
   // we wrote first, so buffered state goes out before, under the file's locks.
-  std::shared_ptr<FileState> st;
-  if (auto it = states_.find(ino); it != states_.end()) st = it->second;
+  std::shared_ptr<FileState> st = held(ino);
   walk_.drop_data(ino);
   std::optional<MutexGuard> flush_guard;
   std::optional<WriteGuard> io_guard;

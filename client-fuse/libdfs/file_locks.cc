@@ -21,9 +21,7 @@ awaitable<Result<proto::LockReply>> FileClient::lock(Creds creds, Fh fh, proto::
   if (!reply || !MountLocks::took(taken, op, *reply)) co_return reply;
   if (MountLocks::is_record_lock(taken)) {
     // Its locks go when the handle is released (the kernel stops sending flushes).
-    if (auto again = handles_.find(fh); again != handles_.end()) {
-      again->second->record_lock_owners.insert(taken.owner());
-    }
+    if (auto again = files_.find(fh)) again->record_lock_owners.insert(taken.owner());
   }
   // Another mount may have changed the file while it held the lock.
   known_.erase(taken.ino());

@@ -12,25 +12,8 @@
 namespace dfs::client {
 
 bool FileClient::alone_handle(Fh fh) const {
-  auto it = handles_.find(fh);
-  return it != handles_.end() && alone(it->second->ino);
-}
-
-Result<std::shared_ptr<Handle>> FileClient::handle(Fh fh) {
-  auto it = handles_.find(fh);
-  if (it == handles_.end()) {
-    return make_error(ErrorCode::kInvalidArgument, "no open file handle " + std::to_string(fh));
-  }
-  if (it->second->state && it->second->state->fenced) {
-    return make_error(ErrorCode::kFenced,
-                      "the file had unwritten data when this mount's session was evicted");
-  }
-  return it->second;
-}
-
-std::shared_ptr<FileState> FileClient::held(Ino ino) const {
-  auto it = states_.find(ino);
-  return it == states_.end() ? nullptr : it->second;
+  auto h = files_.find(fh);
+  return h && alone(h->ino);
 }
 
 void FileClient::learn(const proto::Inode& inode) {
@@ -43,7 +26,7 @@ const FileClient::Known* FileClient::known(Ino ino) const {
 }
 
 void FileClient::forget(Ino ino) {
-  if (!states_.count(ino) && !known_.attrs_pending(ino)) {
+  if (!held(ino) && !known_.attrs_pending(ino)) {
     known_.erase(ino);
     // The kernel knows it no more; a later lookup learns it from the MDS, without the
     // history that made it ours. Its pages went with it: a read share of it is of no
@@ -58,12 +41,12 @@ void FileClient::forget(Ino ino) {
 }
 
 std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
-  auto& slot = states_[inode.ino()];
+  auto slot = held(inode.ino());
   // Shared: another mount may have changed the file since this state was made. What
   // the MDS just answered is the truth, unless this mount has writes of its own pending.
   bool refresh = slot && !alone(inode.ino()) && !slot->has_unrecorded_writes() &&
                  slot->deferred_pushes == 0;
-  if (!slot) slot = std::make_shared<FileState>(inode.ino());
+  if (!slot) slot = files_.hold(inode.ino());
   else if (!refresh) return slot;
   slot->forget_cached_data();
   slot->layout = layout_of(inode);
@@ -101,8 +84,7 @@ OpenFile FileClient::open_handle(const Creds& creds, proto::Inode inode, int fla
   } else {
     h->mds_open = counted;
   }
-  Fh fh = next_fh_++;
-  handles_[fh] = std::move(h);
+  Fh fh = files_.add(std::move(h));
   overlay(inode);
   return OpenFile{fh, std::move(inode), false};
 }
@@ -132,7 +114,7 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
   inode.set_inline_data(std::move(*data));
   OpenFile opened = open_handle(creds, std::move(inode), flags, false);
   opened.inode.clear_inline_data();
-  handles_[opened.fh]->offer_to_page_cache = true;
+  files_.find(opened.fh)->offer_to_page_cache = true;
   return opened;
 }
 
@@ -154,14 +136,14 @@ awaitable<std::optional<OpenFile>> FileClient::open_from_data_ahead(const Creds&
   auto st = held(ino);
   st->readahead[0] = std::move(piece);
   st->data_pinned = true;
-  handles_[file.fh]->offer_to_page_cache = true;
+  files_.find(file.fh)->offer_to_page_cache = true;
   co_return file;
 }
 
 std::optional<std::string_view> FileClient::data_for_page_cache(Fh fh) {
-  auto it = handles_.find(fh);
-  if (it == handles_.end() || !it->second->offer_to_page_cache) return std::nullopt;
-  Handle& h = *it->second;
+  auto handle = files_.find(fh);
+  if (!handle || !handle->offer_to_page_cache) return std::nullopt;
+  Handle& h = *handle;
   h.offer_to_page_cache = false;
   const FileState* st = h.state.get();
   if (!st || st->handles != 1 || st->has_unrecorded_writes() || st->size == 0) {
@@ -218,8 +200,8 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   const bool writes = (flags & O_ACCMODE) != O_RDONLY;
   const bool had_share = writes && rights_.owned().shares(ino);
   if (had_share) co_await give_up_share_to_write(ino);
-  std::optional<WriteOpen> write_open;
-  if (writes) write_open.emplace(write_opens_sent_, write_opens_in_flight_);
+  std::optional<OpenFiles::WriteOpen> write_open;
+  if (writes) write_open.emplace(files_);
   const uint64_t epoch = rights_.ownership_epoch();
   const ShareAsked asked = share_asked();
   DFS_CO_AWAIT_TRY(auto reply,
@@ -237,14 +219,14 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   if (reply.owned()) owned_granted(ino, Granted::kFile, epoch);
   if (reply.read_shared()) take_share(inode, asked);
   OpenFile opened = open_handle(creds, std::move(inode), flags, true);
-  if (had_share) handles_.at(opened.fh)->state->kernel_pages = true;
+  if (had_share) files_.find(opened.fh)->state->kernel_pages = true;
   co_return opened;
 }
 
 void FileClient::take_share(const proto::Inode& inode, const ShareAsked& asked) {
   const Ino ino = inode.ino();
   if (auto st = held(ino); st && st->has_unrecorded_writes()) return;
-  if (share_answer_current(asked.write_opens_before, asked.write_in_flight) &&
+  if (files_.no_write_open_since(asked.write_opens) &&
       rights_.share_claimed(ino, asked.epoch, S_ISREG(inode.mode()))) {
     spdlog::debug("inode {:#x} is shared by this mount from now on", ino);
   }
@@ -304,8 +286,8 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   request.set_own_parent(asks_to_own(parent));
   request.set_own(request.own_parent());
   const uint64_t epoch = rights_.ownership_epoch();
-  std::optional<WriteOpen> write_open;
-  write_open.emplace(write_opens_sent_, write_opens_in_flight_);  // may open an existing file
+  std::optional<OpenFiles::WriteOpen> write_open;
+  write_open.emplace(files_);  // may open an existing file
   auto result =
       co_await mds_.call<proto::MknodReply>(rpc::kMdsMknod, std::move(request), creds, true);
   write_open.reset();
@@ -330,7 +312,7 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   bool created = made.created() || (flags & O_EXCL);
   const Ino ino = made.inode().ino();
   OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
-  if (!made.created()) share_ended_by_write(ino, *handles_.at(file.fh)->state);
+  if (!made.created()) share_ended_by_write(ino, *files_.find(file.fh)->state);
   file.created = created;
   if (!created && (flags & O_TRUNC)) {
     SetAttrArgs args;
@@ -379,10 +361,8 @@ awaitable<void> FileClient::send_release(Ino ino, Creds creds) {
 }
 
 awaitable<Status> FileClient::release(Fh fh, bool flock_release, uint64_t lock_owner) {
-  auto it = handles_.find(fh);
-  if (it == handles_.end()) co_return ok_status();
-  auto h = it->second;
-  handles_.erase(it);
+  auto h = files_.remove(fh);
+  if (!h) co_return ok_status();
   co_await release_locks_of(*h, flock_release, lock_owner);
   if (!h->state) {
     if (h->mds_open) co_await send_release(h->ino, h->creds);
@@ -409,9 +389,7 @@ awaitable<void> FileClient::drop_state(std::shared_ptr<FileState> st) {
       st->flush_mu.locked()) {
     co_return;
   }
-  auto it = states_.find(st->ino);
-  if (it == states_.end() || it->second != st) co_return;
-  states_.erase(it);
+  if (!files_.drop(st)) co_return;
   if (st->mds_open) {
     st->mds_open = false;
     co_await send_release(st->ino, st->opener);
@@ -424,10 +402,10 @@ void FileClient::drop_soon(const std::shared_ptr<FileState>& st) {
 
 awaitable<void> FileClient::reopen_all(std::string why) {
   std::vector<std::pair<Ino, Creds>> opens;
-  for (auto& [ino, st] : states_) {
+  for (auto& [ino, st] : files_.states()) {
     if (st->mds_open) opens.emplace_back(ino, st->opener);
   }
-  for (auto& [fh, h] : handles_) {
+  for (auto& [fh, h] : files_.handles()) {
     if (h->mds_open) opens.emplace_back(h->ino, h->creds);
   }
   spdlog::info("{}: re-opening {} held files", why, opens.size());
@@ -462,10 +440,7 @@ awaitable<Status> FileClient::sync_all() {
 awaitable<Status> FileClient::push_all() {
   co_await drain_all_object_writes();
   // Pushes a flush sent (a close's, the flusher's) left the dirty flags already.
-  std::vector<std::shared_ptr<FileState>> pushing;
-  for (auto& [ino, st] : states_) {
-    if (st->pushes_running > 0) pushing.push_back(st);
-  }
+  auto pushing = files_.states_where([](const FileState& st) { return st.pushes_running > 0; });
   for (auto& st : pushing) {
     while (st->pushes_running > 0) {
       auto settled = st->pushes_settled;
@@ -473,7 +448,7 @@ awaitable<Status> FileClient::push_all() {
     }
   }
   std::vector<awaitable<Status>> tasks;
-  for (auto& [ino, st] : states_) {
+  for (auto& [ino, st] : files_.states()) {
     if (st->dirty() || st->write_error) tasks.push_back(flush_state(st));
   }
   Status result;
@@ -498,10 +473,10 @@ awaitable<Status> FileClient::shutdown() {
     // Releasing each held file would wait op_timeout once more per file: the MDS
     // forgets this session's opens when the session expires instead.
     spdlog::warn("unmounting with the MDS unreachable: {} held files not released",
-                 states_.size());
+                 files_.states().size());
   } else {
     std::vector<awaitable<int>> drops;
-    for (auto& [ino, st] : states_) {
+    for (auto& [ino, st] : files_.states()) {
       drops.push_back([](FileClient* self, std::shared_ptr<FileState> s) -> awaitable<int> {
         co_await self->drop_state(std::move(s));
         co_return 0;
@@ -543,8 +518,7 @@ awaitable<void> FileClient::flusher_loop() {
     if (mds_.deferred_queue().returned_count() > 0) {
       schedule_deferred_flush();  // the MDS was away: try again
     }
-    std::vector<std::shared_ptr<FileState>> states;
-    for (auto& [ino, st] : states_) states.push_back(st);
+    auto states = files_.states_where([](const FileState&) { return true; });
     auto now = Clock::now();
     for (auto& st : states) {
       if (st->dirty()) {

@@ -25,10 +25,8 @@
 namespace dfs::client {
 
 awaitable<void> FileClient::drain_all_object_writes() {
-  std::vector<std::shared_ptr<FileState>> busy;
-  for (auto& [ino, st] : states_) {
-    if (st->object_writes_running > 0) busy.push_back(st);
-  }
+  auto busy =
+      files_.states_where([](const FileState& st) { return st.object_writes_running > 0; });
   for (auto& st : busy) co_await io_.drain(st);
 }
 

@@ -14,48 +14,12 @@
 #include "common/rpc/messenger.h"
 #include "common/rpc/methods.h"
 #include "mds/store/keys.h"
+#include "tests/support/mds_process.h"
 #include "tests/support/process.h"
 #include "tests/support/test_cluster.h"
 
 namespace dfs::test {
 namespace {
-
-// One dfs-mds process, spawned with the cluster's config plus an [mds.a] section.
-class MdsProcess {
- public:
-  explicit MdsProcess(TestCluster& cluster) : cluster_(cluster) {
-    std::ofstream conf(cluster.conf_path(), std::ios::app);
-    conf << "\n[mds.a]\naddr = 127.0.0.1:0\ndata = " << cluster.dir()
-         << "/mds.a\nlog_file = " << cluster.dir() << "/mds.a.log\nreclaim_grace_ms = 1000\n";
-  }
-  ~MdsProcess() { kill(SIGKILL); }
-
-  Status mkfs() {
-    auto r = run_command({DFS_MDS_BIN, "-c", cluster_.conf_path(), "-i", "a", "--mkfs"},
-                         cluster_.dir(), std::chrono::seconds(30));
-    if (!r) return r.error();
-    if (r->exit_code != 0) return make_error(ErrorCode::kInternal, r->describe());
-    return ok_status();
-  }
-  Status start() {
-    auto pid = spawn_process({{DFS_MDS_BIN, "-c", cluster_.conf_path(), "-i", "a"},
-                              cluster_.dir() + "/mds.a.out",
-                              cluster_.dir() + "/mds.a.out"});
-    if (!pid) return pid.error();
-    pid_ = *pid;
-    return ok_status();
-  }
-  void kill(int sig) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, sig);
-    (void)wait_for_exit(pid_, std::chrono::seconds(10));
-    pid_ = -1;
-  }
-
- private:
-  TestCluster& cluster_;
-  pid_t pid_ = -1;
-};
 
 // A minimal MDS client: finds rank 0 in the map and sends typed requests.
 class MdsClient {
