@@ -25,31 +25,6 @@
 #include "common/rpc/methods.h"
 
 namespace dfs::client {
-namespace {
-
-// Inode numbers fetched per kMdsAllocInos: one round trip per this many creates.
-constexpr uint32_t kDelegatedInos = 4096;
-
-}  // namespace
-
-awaitable<Result<Ino>> FileClient::delegated_ino(const Creds& creds) {
-  if (delegated_next_ == delegated_end_) {
-    proto::AllocInosRequest request;
-    request.set_count(kDelegatedInos);
-    auto range = co_await mds_.call<proto::AllocInosReply>(rpc::kMdsAllocInos, std::move(request),
-                                                           creds, true);
-    if (!range) {
-      if (range.error().code() == ErrorCode::kUnknownMethod) mds_delegates_inos_ = false;
-      co_return unexpected(std::move(range).error());
-    }
-    // Another create may have fetched a range meanwhile: the newer one wins, the other
-    // numbers are simply never used.
-    delegated_next_ = range->first();
-    delegated_end_ = range->first() + range->count();
-  }
-  co_return delegated_next_++;
-}
-
 bool FileClient::known_dir(Ino ino) const {
   const Known* k = known(ino);
   return k && k->exact && S_ISDIR(k->inode.mode());
@@ -108,11 +83,11 @@ awaitable<std::optional<proto::MknodReply>> FileClient::defer_new_inode(const Cr
                                                                         Req request) {
   Ino parent = request.parent();
   std::string name = request.name();  // a copy: the request moves into the queue
-  if (!defers_in(parent) || !mds_delegates_inos_) {
+  if (!defers_in(parent) || !delegated_.supported()) {
     co_return std::nullopt;
   }
   if (!known_dir(parent) || dirs_.contains(parent, name) != false) co_return std::nullopt;
-  auto ino = co_await delegated_ino(creds);
+  auto ino = co_await delegated_.take();
   if (!ino) {
     spdlog::debug("no delegated inode number, creating synchronously: {}",
                   ino.error().to_string());

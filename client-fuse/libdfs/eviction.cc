@@ -62,7 +62,7 @@ void FileClient::on_evicted(const Error& why) {
   }
   // What this client knew exactly may have changed since its session was fenced.
   forget_exact_knowledge();
-  delegated_next_ = delegated_end_ = 0;  // the range was the old session's
+  delegated_.forget();  // the range was the old session's
   locks_.evicted();  // the MDS dropped them with the session
 
   objects_->take_new_entity();

@@ -50,7 +50,14 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
             WalkAhead::Options{options_.exclusive ? options_.prefetch_listings : 0,
                                options_.exclusive ? options_.data_ahead_bytes : 0,
                                options_.readdir_inline_max},
-            [this] { return changes(); }) {
+            [this] { return changes(); }),
+      // Handing out numbers checks no permission: the mount's own credentials do.
+      delegated_([this](uint32_t count) -> awaitable<Result<proto::AllocInosReply>> {
+        proto::AllocInosRequest request;
+        request.set_count(count);
+        co_return co_await mds_.call<proto::AllocInosReply>(rpc::kMdsAllocInos,
+                                                            std::move(request), Creds{}, true);
+      }) {
   mds_.on_new_instance([this]() -> awaitable<void> {
     co_await locks_.reassert();
     co_await reopen_all("the MDS restarted");

@@ -31,6 +31,7 @@
 #include "client-fuse/libdfs/cache_rights.h"
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/deferred_errors.h"
+#include "client-fuse/libdfs/delegated_inos.h"
 #include "client-fuse/libdfs/dir_cache.h"
 #include "client-fuse/libdfs/known_inodes.h"
 #include "client-fuse/libdfs/listed_data.h"
@@ -561,8 +562,6 @@ class FileClient {
   // What we know of the file when a push of it may be deferred at all.
   const Known* push_deferrable(const FileState& st) const;
   void push_settled(FileState& st, uint64_t bytes);
-  // A fresh inode number from the delegated range, fetching a new range when empty.
-  awaitable<Result<Ino>> delegated_ino(const Creds& creds);
 
   // Listings (readdir_ahead.cc).
   proto::ReaddirRequest readdir_request(Ino ino, uint64_t cookie, uint32_t max_entries,
@@ -587,14 +586,12 @@ class FileClient {
   // this client or come back in a reply).
   KnownInodes known_;
   uint64_t deferred_push_bytes_ = 0;  // data in queued or unanswered deferred pushes
-  Ino delegated_next_ = 0;  // the delegated inode numbers not yet used: [next, end)
-  Ino delegated_end_ = 0;
-  bool mds_delegates_inos_ = true;  // false: the MDS does not know kMdsAllocInos
   DeferredErrors deferred_errors_;  // failed deferred changes, until an fsync asks
   bool deferred_flush_scheduled_ = false;
   std::shared_ptr<asio::steady_timer> deferred_timer_;
   DirCache dirs_;  // names of directories we created: negative lookups answered here
   WalkAhead walk_;  // listings and data fetched ahead of a tree walk
+  DelegatedInos delegated_;  // inode numbers for the creates this mount answers itself
   uint64_t setattr_calls_ = 0;
   ListedData listed_;  // inline files' data from listings, for their first open
   // A read-only open in exclusive mode of an inline file whose data we hold (a held
