@@ -7,6 +7,39 @@ void DirCache::created(uint64_t dir) {
   dirs_[dir];
 }
 
+bool DirCache::listed(uint64_t dir, uint64_t cookie, const ListingStamp& stamp,
+                      std::vector<ListedName> names, uint64_t next_cookie, bool eof) {
+  if (dirs_.count(dir)) {
+    partial_.erase(dir);
+    return true;
+  }
+  auto it = partial_.find(dir);
+  if (cookie == 0) {
+    if (it == partial_.end()) {
+      if (partial_.size() >= kMaxPartialListings) partial_.clear();  // readers that stopped
+      it = partial_.emplace(dir, Partial{}).first;
+    }
+    it->second = Partial{stamp, 0, {}};
+  } else if (it == partial_.end() || it->second.next_cookie != cookie ||
+             !(it->second.stamp == stamp)) {
+    if (it != partial_.end()) partial_.erase(it);  // a gap, or something may have changed
+    return false;
+  }
+  Partial& partial = it->second;
+  for (auto& n : names) partial.names.insert_or_assign(std::move(n.name), n.ino);
+  partial.next_cookie = next_cookie;
+  if (!eof) return false;
+  const size_t count = partial.names.size();
+  if (names_ + count > max_names_) {
+    partial_.erase(it);
+    return false;
+  }
+  dirs_[dir] = std::move(partial.names);
+  names_ += count;
+  partial_.erase(it);
+  return true;
+}
+
 std::optional<bool> DirCache::contains(uint64_t dir, const std::string& name) const {
   auto it = dirs_.find(dir);
   if (it == dirs_.end()) return std::nullopt;
@@ -43,6 +76,7 @@ void DirCache::removed(uint64_t dir, const std::string& name) {
 }
 
 void DirCache::forget(uint64_t dir) {
+  partial_.erase(dir);
   auto it = dirs_.find(dir);
   if (it == dirs_.end()) return;
   names_ -= it->second.size();

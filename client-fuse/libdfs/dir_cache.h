@@ -1,9 +1,11 @@
-// DirCache: the complete list of names of each directory this client created, with the
-// inode each names where this client learned it. In
-// single-client mode every later change to such a directory passes through this
-// client, so a name missing from it does not exist and lookups of it (rsync, tar and
-// make probe many) are answered without a round trip to the MDS. A directory whose
-// state became uncertain (an operation in it failed) is forgotten, never guessed.
+// DirCache: the complete list of names of each directory this client created, or listed
+// whole while alone on it, with the inode each names where this client learned it.
+// While the client is alone on such a directory every later change to it passes through
+// this client, so a name missing from it does not exist and lookups of it (rsync, tar
+// and make probe many) are answered without a round trip to the MDS, and changes of its
+// names can be answered here and deferred (deferred_namespace.cc). A directory whose
+// state became uncertain (an operation in it failed) is forgotten, never guessed; the
+// owner forgets the directories it is no longer alone on.
 // Owned by the FileClient on its I/O thread; pure state, no I/O.
 #pragma once
 
@@ -12,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace dfs::client {
 
@@ -22,6 +25,31 @@ class DirCache {
 
   // A directory that was just created (empty).
   void created(uint64_t dir);
+
+  // A listing of `dir` from its start, batch after batch (readdir), teaches its names:
+  // when each batch continues where the one before ended, and `stamp` (what could have
+  // changed the directory meanwhile, in the owner's terms: changes of its own that it
+  // did not learn the effect of, and the rights it holds) is the same at every batch,
+  // the names are complete at the batch that ends the listing. A tracked directory
+  // learns nothing from a listing (it knows its names already).
+  struct ListingStamp {
+    uint64_t changes = 0;
+    uint64_t rights_epoch = 0;
+    bool operator==(const ListingStamp&) const = default;
+  };
+  struct ListedName {
+    std::string name;
+    uint64_t ino = 0;
+  };
+  // One batch of `dir`'s listing, asked for at `cookie` (0: the start), ending at
+  // `next_cookie` (where the listing continues) or at the directory's end (`eof`).
+  // Returns whether `dir` is tracked now.
+  bool listed(uint64_t dir, uint64_t cookie, const ListingStamp& stamp,
+              std::vector<ListedName> names, uint64_t next_cookie, bool eof);
+  // A listing of `dir` under way teaches nothing (its batches cannot be trusted).
+  void listing_interrupted(uint64_t dir) { partial_.erase(dir); }
+  // Listings begun and not finished (a reader that stops early leaves one behind).
+  size_t partial_listings() const { return partial_.size(); }
   // Whether `name` exists in `dir`; nullopt when the directory is not tracked.
   std::optional<bool> contains(uint64_t dir, const std::string& name) const;
   // The inode `name` in `dir` refers to; nullopt when the directory is not tracked, the
@@ -44,10 +72,12 @@ class DirCache {
         it = dirs_.erase(it);
       }
     }
+    std::erase_if(partial_, [&keep](const auto& entry) { return !keep(entry.first); });
   }
   // Stops tracking every directory (the session that kept them exact was evicted).
   void clear() {
     dirs_.clear();
+    partial_.clear();
     names_ = 0;
   }
 
@@ -58,6 +88,14 @@ class DirCache {
   size_t max_names_;
   size_t names_ = 0;
   std::unordered_map<uint64_t, std::unordered_map<std::string, uint64_t>> dirs_;
+  // Listings under way: the names so far, where the next batch must start, the stamp.
+  struct Partial {
+    ListingStamp stamp;
+    uint64_t next_cookie = 0;
+    std::unordered_map<std::string, uint64_t> names;
+  };
+  static constexpr size_t kMaxPartialListings = 64;
+  std::unordered_map<uint64_t, Partial> partial_;
 };
 
 }  // namespace dfs::client

@@ -44,10 +44,10 @@ class MdsSession {
   template <class Resp, class Req>
   awaitable<Result<Resp>> call(uint32_t method, Req request, const Creds& creds, bool mutating) {
     stamp(request, creds, mutating);
-    note_change(method, mutating);
+    note_direct_change(method, mutating);
     InFlightCalls::Running running(calls_);
     auto frame = co_await call_raw(method, request.SerializeAsString());
-    note_change(method, mutating);
+    note_direct_change(method, mutating);
     if (!frame) co_return unexpected(std::move(frame).error());
     co_return rpc::parse_body<Resp>(frame->body);
   }
@@ -70,10 +70,10 @@ class MdsSession {
   awaitable<Result<Resp>> call_alone(uint32_t method, Req request, const Creds& creds,
                                      bool mutating) {
     stamp(request, creds, mutating);
-    note_change(method, mutating);
+    note_direct_change(method, mutating);
     InFlightCalls::Running running(calls_);
     auto frame = co_await call_with_retries(method, request.SerializeAsString());
-    note_change(method, mutating);
+    note_direct_change(method, mutating);
     if (!frame) co_return unexpected(std::move(frame).error());
     co_return rpc::parse_body<Resp>(frame->body);
   }
@@ -145,6 +145,9 @@ class MdsSession {
   // grants change nothing shown and do not count. A value that has not moved says no
   // such change started or finished in between.
   uint64_t visible_changes() const { return visible_changes_; }
+  // The same for the mutations sent as calls of their own, leaving out the deferred
+  // ones: the owner answered those already, so it knows their effect.
+  uint64_t direct_changes() const { return direct_changes_; }
 
   // The session's lease: renewed every quarter of the MDS's session timeout from open()
   // on. Called (on the I/O thread) when the MDS or an OSD says this client was evicted
@@ -194,6 +197,10 @@ class MdsSession {
   }
   void note_change(uint32_t method, bool mutating) {
     if (mutating && shows_in_listings(method)) ++visible_changes_;
+  }
+  void note_direct_change(uint32_t method, bool mutating) {
+    if (mutating && shows_in_listings(method)) ++direct_changes_;
+    note_change(method, mutating);
   }
   awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
   // Sends `items` in order as kMdsBatch requests and hands each deferred one its
@@ -246,6 +253,7 @@ class MdsSession {
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
   uint64_t visible_changes_ = 0;
+  uint64_t direct_changes_ = 0;
   std::map<uint32_t, MethodStats> stats_;
   uint64_t deferred_sent_ = 0;
   uint64_t batches_sent_ = 0;

@@ -21,6 +21,7 @@ proto::ReaddirRequest FileClient::readdir_request(Ino ino, uint64_t cookie, uint
 
 awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino, uint64_t cookie,
                                                            uint32_t max_entries, bool plus) {
+  const DirCache::ListingStamp stamp = listing_stamp();
   // What a walk asks: a whole listing from its start, with attributes.
   const bool walk = plus && cookie == 0 && exclusive_now() && walk_.listings_enabled();
   std::optional<proto::ReaddirReply> reply;
@@ -33,6 +34,7 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
     reply = std::move(fetched);
   }
   if (walk) walk_.walk_listed(creds, max_entries, *reply);
+  learn_names(ino, cookie, stamp, *reply);
   if (plus) {
     for (auto& e : *reply->mutable_entries()) {
       if (is_dot(e.name())) continue;
@@ -52,6 +54,26 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
     walk_.start_data();
   }
   co_return std::move(*reply);
+}
+
+DirCache::ListingStamp FileClient::listing_stamp() const {
+  return {mds_.direct_changes(), rights_.ownership_epoch()};
+}
+
+void FileClient::learn_names(Ino dir, uint64_t cookie, const DirCache::ListingStamp& stamp,
+                             const proto::ReaddirReply& reply) {
+  if (!defers_in(dir) || listing_stamp() != stamp) {
+    dirs_.listing_interrupted(dir);
+    return;
+  }
+  std::vector<DirCache::ListedName> names;
+  names.reserve(reply.entries_size());
+  uint64_t next_cookie = cookie;
+  for (const auto& e : reply.entries()) {
+    next_cookie = e.cookie();
+    if (!is_dot(e.name())) names.push_back({e.name(), e.ino()});
+  }
+  dirs_.listed(dir, cookie, stamp, std::move(names), next_cookie, reply.eof());
 }
 
 void FileClient::take_data_ahead(FileState& st) {

@@ -3,7 +3,10 @@
 # walk of a tree (rsync's comparison after a remount) is served listings fetched ahead
 # and sees exactly the tree; a listing fetched ahead never hides a change made through
 # the mount after it was fetched (a create, an unlink, a rename, a chmod, in directories
-# the client created itself, whose changes it defers, and in ones it did not).
+# the client created itself, whose changes it defers, and in ones it did not). A directory
+# the client listed whole while alone is known like one it created: lookups of missing
+# names are answered without the MDS, and an rm -rf there is deferred, in batches;
+# another mount sees all of it at once.
 source "$(dirname "$0")/lib.sh"
 
 start_cluster --mds 1
@@ -93,4 +96,35 @@ opens="$(grep -o 'MDS calls (method: count x mean latency): .*' "$cluster/log/cl
 echo "MDS opens: ${opens:-0} (the truncate's only)"
 [ "${opens:-0}" -eq 1 ] || fail "the three opens were not answered from the data fetched ahead"
 cmp "$mnt/o/f3" "$work/o3" || fail "f3 differs after a remount"
+
+step "directories listed whole are known: missing names answered here, rm -rf deferred"
+remount_client
+ls "$mnt/t/w" "$mnt/t/w/d7" >/dev/null  # rm -rf lists d8 and below itself; w holds d8
+for i in $(seq 30); do
+  [ ! -e "$mnt/t/w/d7/missing$i" ] || fail "d7/missing$i exists"
+done
+touch "$mnt/t/w/d7/created"
+rm "$mnt/t/w/d7/f"
+rm -rf "$mnt/t/w/d8"
+[ "$(ls "$mnt/t/w/d7")" = "$(printf 'created\ns1\ns2\ns3\ns4')" ] ||
+  fail "d7 lists: $(ls "$mnt/t/w/d7" | tr '\n' ' ')"
+mount_another "$work/mnt-b" "$cluster/log/client-b.log"
+b_pid="$(client_pid "$work/mnt-b")"
+[ ! -e "$work/mnt-b/t/w/d8" ] || fail "the other mount still sees d8 after the rm -rf"
+[ "$(ls "$work/mnt-b/t/w/d7")" = "$(ls "$mnt/t/w/d7")" ] ||
+  fail "the other mount lists d7 as: $(ls "$work/mnt-b/t/w/d7" | tr '\n' ' ')"
+stop_mount "$work/mnt-b" "$b_pid"
+remount_client
+calls="$(grep -o 'MDS calls (method: count x mean latency): .*' "$cluster/log/client.log" |
+  tail -1)"
+lookups="$(echo "$calls" | grep -o ' 301: [0-9]*' | cut -d' ' -f3 || true)"
+unlinks="$(echo "$calls" | grep -o ' 307: [0-9]*' | cut -d' ' -f3 || true)"
+deferred="$(grep -o 'deferred changes sent: [0-9]*' "$cluster/log/client.log" | tail -1 |
+  grep -o '[0-9]*$' || true)"
+echo "MDS lookups: ${lookups:-0}, unlinks sent alone: ${unlinks:-0}, deferred: ${deferred:-0}"
+[ "${lookups:-0}" -lt 15 ] || fail "the 30 missing names were looked up at the MDS"
+[ "${unlinks:-0}" -eq 0 ] || fail "unlinks in directories listed whole went to the MDS one by one"
+[ "${deferred:-0}" -ge 12 ] || fail "the rm -rf of d8 (11 names) and d7's changes were not deferred"
+[ ! -e "$mnt/t/w/d8" ] && [ ! -e "$mnt/t/w/d7/f" ] && [ -e "$mnt/t/w/d7/created" ] ||
+  fail "after a remount the changes are not all there"
 echo "PASS"
