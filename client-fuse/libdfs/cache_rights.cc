@@ -20,6 +20,7 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
                                                                  std::string reason) {
   if (!from_session_reply && seq <= cache_seq_) return std::nullopt;
   cache_seq_ = std::max(cache_seq_, seq);
+  ++generation_;
   if (exclusive) {
     if (stopped_ || !want_exclusive_ || exclusive_) return std::nullopt;
     grant_waiting_ = true;
@@ -55,6 +56,7 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
                                                    uint64_t seq) {
   DirsRecall out;
   ++ownership_epoch_;
+  ++generation_;
   KernelScope scope;
   std::vector<uint64_t> created;
   // Only when every inode it names is shared here does the give-up push nothing: one
@@ -84,12 +86,14 @@ CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& 
 bool CacheRights::own_claimed(uint64_t dir, uint64_t epoch_asked) {
   if (epoch_asked != ownership_epoch_) return false;
   owned_.own(dir);
+  ++generation_;
   return true;
 }
 
 bool CacheRights::own_file_claimed(uint64_t file, uint64_t epoch_asked) {
   if (epoch_asked != ownership_epoch_) return false;
   owned_.own_file(file);
+  ++generation_;
   return true;
 }
 
@@ -123,12 +127,14 @@ bool CacheRights::take_grant(bool quiet) {
   }
   grant_waiting_ = false;
   exclusive_ = true;
+  ++generation_;
   return true;
 }
 
 bool CacheRights::lapse() {
   if (!holds_any() || lease_lapsed_ || giving_up_) return false;
   lease_lapsed_ = true;  // owned directories are suspended until a renewal
+  ++generation_;
   lapsed_exclusive_ = exclusive_;
   exclusive_ = false;
   return true;
@@ -140,6 +146,7 @@ CacheRights::Renewal CacheRights::renewed(bool mds_says_exclusive, uint64_t mds_
   if (!lease_lapsed_) return out;
   out.was_lapsed = true;
   lease_lapsed_ = false;
+  ++generation_;
   if (dirs_recall_pending && owned_.size() > 0) {
     // The recall, resent until answered, has not reached this mount yet: which of them
     // it names is unknown here, so they all go (it is answered when it arrives).
@@ -169,6 +176,7 @@ std::optional<CacheRights::KernelScope> CacheRights::evicted() {
     scope->files = owned_.files_cached();
   }
   ++ownership_epoch_;
+  ++generation_;
   exclusive_ = false;
   owned_.clear();
   grant_waiting_ = false;

@@ -115,6 +115,11 @@ class CacheRights {
   // Counts the events that take owned directories away (recalls, an eviction): a claim
   // answered by the MDS counts here only if none happened since it was asked for.
   uint64_t ownership_epoch() const { return ownership_epoch_; }
+  // Moves at every event that may change what this mount is alone on, either way:
+  // notices of exclusive caching, grants taken up, recalls, claims of owned inodes, a
+  // lapse and its renewal, an eviction. Alone on an inode at two moments with no move in
+  // between: alone all along.
+  uint64_t generation() const { return generation_; }
   // The MDS gave `dir` (MknodReply.parent_owned) to a request sent at `epoch_asked`.
   // True when it is owned here from now on; false when a recall or an eviction came in
   // between (it may have named `dir`: the MDS then no longer counts it as ours, or will
@@ -194,6 +199,7 @@ class CacheRights {
   bool grant_waiting_ = false;
   std::string grant_reason_;
   uint64_t ownership_epoch_ = 0;
+  uint64_t generation_ = 0;
   bool giving_up_ = false;
   std::vector<uint64_t> acks_pending_;  // recalls the running give-up has yet to answer
   KernelScope invalidate_next_;         // what the rights they stopped let the kernel cache

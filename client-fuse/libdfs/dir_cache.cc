@@ -1,5 +1,7 @@
 #include "client-fuse/libdfs/dir_cache.h"
 
+#include <algorithm>
+
 namespace dfs::client {
 
 void DirCache::created(uint64_t dir) {
@@ -16,10 +18,15 @@ bool DirCache::listed(uint64_t dir, uint64_t cookie, const ListingStamp& stamp,
   auto it = partial_.find(dir);
   if (cookie == 0) {
     if (it == partial_.end()) {
-      if (partial_.size() >= kMaxPartialListings) partial_.clear();  // readers that stopped
+      if (partial_.size() >= kMaxPartialListings) {  // readers that stopped early
+        partial_.erase(std::min_element(partial_.begin(), partial_.end(),
+                                        [](const auto& a, const auto& b) {
+                                          return a.second.started < b.second.started;
+                                        }));
+      }
       it = partial_.emplace(dir, Partial{}).first;
     }
-    it->second = Partial{stamp, 0, {}};
+    it->second = Partial{stamp, 0, {}, ++listings_started_};
   } else if (it == partial_.end() || it->second.next_cookie != cookie ||
              !(it->second.stamp == stamp)) {
     if (it != partial_.end()) partial_.erase(it);  // a gap, or something may have changed
@@ -28,12 +35,12 @@ bool DirCache::listed(uint64_t dir, uint64_t cookie, const ListingStamp& stamp,
   Partial& partial = it->second;
   for (auto& n : names) partial.names.insert_or_assign(std::move(n.name), n.ino);
   partial.next_cookie = next_cookie;
-  if (!eof) return false;
   const size_t count = partial.names.size();
-  if (names_ + count > max_names_) {
+  if (names_ + count > max_names_) {  // it would not be kept: stop collecting now
     partial_.erase(it);
     return false;
   }
+  if (!eof) return false;
   dirs_[dir] = std::move(partial.names);
   names_ += count;
   partial_.erase(it);

@@ -28,13 +28,13 @@ class DirCache {
 
   // A listing of `dir` from its start, batch after batch (readdir), teaches its names:
   // when each batch continues where the one before ended, and `stamp` (what could have
-  // changed the directory meanwhile, in the owner's terms: changes of its own that it
-  // did not learn the effect of, and the rights it holds) is the same at every batch,
-  // the names are complete at the batch that ends the listing. A tracked directory
-  // learns nothing from a listing (it knows its names already).
+  // changed the directory meanwhile, in the owner's terms: changes of its own whose
+  // effect it learns only from their replies, and the rights it holds) is the same at
+  // every batch, the names are complete at the batch that ends the listing. A tracked
+  // directory learns nothing from a listing (it knows its names already).
   struct ListingStamp {
     uint64_t changes = 0;
-    uint64_t rights_epoch = 0;
+    uint64_t rights_generation = 0;
     bool operator==(const ListingStamp&) const = default;
   };
   struct ListedName {
@@ -88,13 +88,16 @@ class DirCache {
   size_t max_names_;
   size_t names_ = 0;
   std::unordered_map<uint64_t, std::unordered_map<std::string, uint64_t>> dirs_;
-  // Listings under way: the names so far, where the next batch must start, the stamp.
+  // Listings under way: the names so far, where the next batch must start, the stamp,
+  // and when the listing started (the oldest goes first when there are too many).
   struct Partial {
     ListingStamp stamp;
     uint64_t next_cookie = 0;
     std::unordered_map<std::string, uint64_t> names;
+    uint64_t started = 0;
   };
   static constexpr size_t kMaxPartialListings = 64;
+  uint64_t listings_started_ = 0;
   std::unordered_map<uint64_t, Partial> partial_;
 };
 

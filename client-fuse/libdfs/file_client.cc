@@ -111,7 +111,10 @@ FileClient::~FileClient() {
     self->walk_.stop();
     co_return;
   }(this));
-  objects_.reset();
+  // The I/O thread stops and what waits on it goes while every part it may refer to
+  // exists; the parts, whose timers are tied to the I/O context, go before objects_
+  // (declared before them), and the context with it.
+  objects_->stop();
 }
 
 void FileClient::overlay(proto::Inode& inode) const {
@@ -419,8 +422,13 @@ awaitable<Result<proto::RenameReply>> FileClient::rename(Creds creds, Ino parent
     dirs_.added(new_parent, new_name, moved);
     rights_.owned().file_moved(moved, new_parent);
   } else {
-    if (auto a = dirs_.ino_of(parent, name)) rights_.owned().file_left(*a);
-    if (auto b = dirs_.ino_of(new_parent, new_name)) rights_.owned().file_left(*b);
+    // Both names stay; each now names the other's inode.
+    const auto a = dirs_.ino_of(parent, name);
+    const auto b = dirs_.ino_of(new_parent, new_name);
+    if (a) rights_.owned().file_left(*a);
+    if (b) rights_.owned().file_left(*b);
+    dirs_.added(parent, name, b.value_or(0));
+    dirs_.added(new_parent, new_name, a.value_or(0));
   }
   if (reply.did_replace() && S_ISDIR(reply.replaced().mode())) dirs_.forget(reply.replaced().ino());
   for (const auto& other : reply.changed()) learn(other);  // the moved inode, the parents

@@ -565,14 +565,15 @@ class FileClient {
 
   // Listings (readdir_ahead.cc).
   // What could change a directory's names without this mount learning the effect: its
-  // own changes sent as calls (whose replies may pass a listing's), and the rights
-  // (a recall lets others change it).
+  // own changes of names sent as calls (whose replies may pass a listing's), and its
+  // rights (CacheRights::generation: a recall lets others change it).
   DirCache::ListingStamp listing_stamp() const;
-  // A batch of `dir`'s listing asked for at `cookie` when the stamp was `stamp`: alone
-  // on the directory with nothing changed since, its names go to the DirCache, which
-  // knows them all once a listing from the start reaches the end (DirCache::listed).
-  void learn_names(Ino dir, uint64_t cookie, const DirCache::ListingStamp& stamp,
-                   const proto::ReaddirReply& reply);
+  // A batch of `dir`'s listing asked for at `cookie` when the stamp was `stamp`, alone
+  // on the directory then (`alone_at_ask`) and now with nothing changed in between: its
+  // names go to the DirCache, which knows them all once a listing from the start
+  // reaches the end (DirCache::listed).
+  void learn_names(Ino dir, uint64_t cookie, bool alone_at_ask,
+                   const DirCache::ListingStamp& stamp, const proto::ReaddirReply& reply);
   proto::ReaddirRequest readdir_request(Ino ino, uint64_t cookie, uint32_t max_entries,
                                         bool plus) const;
   // Moves whenever anything may have changed through this client: a listing fetched

@@ -47,7 +47,7 @@ class MdsSession {
     note_direct_change(method, mutating);
     InFlightCalls::Running running(calls_);
     auto frame = co_await call_raw(method, request.SerializeAsString());
-    note_direct_change(method, mutating);
+    note_direct_change(method, mutating, frame);
     if (!frame) co_return unexpected(std::move(frame).error());
     co_return rpc::parse_body<Resp>(frame->body);
   }
@@ -73,7 +73,7 @@ class MdsSession {
     note_direct_change(method, mutating);
     InFlightCalls::Running running(calls_);
     auto frame = co_await call_with_retries(method, request.SerializeAsString());
-    note_direct_change(method, mutating);
+    note_direct_change(method, mutating, frame);
     if (!frame) co_return unexpected(std::move(frame).error());
     co_return rpc::parse_body<Resp>(frame->body);
   }
@@ -145,9 +145,13 @@ class MdsSession {
   // grants change nothing shown and do not count. A value that has not moved says no
   // such change started or finished in between.
   uint64_t visible_changes() const { return visible_changes_; }
-  // The same for the mutations sent as calls of their own, leaving out the deferred
-  // ones: the owner answered those already, so it knows their effect.
+  // Moves when a change of names (a create, link, unlink or rename) sent as a call of
+  // its own starts and when it ends; the deferred ones are left out (the owner answered
+  // those already, so it knows their effect).
   uint64_t direct_changes() const { return direct_changes_; }
+  // Changes of names whose call ended without an answer (the MDS could not be reached
+  // within op_timeout): the MDS may apply them still, at any later moment.
+  uint64_t uncertain_changes() const { return uncertain_changes_; }
 
   // The session's lease: renewed every quarter of the MDS's session timeout from open()
   // on. Called (on the I/O thread) when the MDS or an OSD says this client was evicted
@@ -198,9 +202,19 @@ class MdsSession {
   void note_change(uint32_t method, bool mutating) {
     if (mutating && shows_in_listings(method)) ++visible_changes_;
   }
+  static bool changes_names(uint32_t method) {
+    return method == rpc::kMdsMknod || method == rpc::kMdsSymlink || method == rpc::kMdsLink ||
+           method == rpc::kMdsUnlink || method == rpc::kMdsRename;
+  }
   void note_direct_change(uint32_t method, bool mutating) {
-    if (mutating && shows_in_listings(method)) ++direct_changes_;
+    if (mutating && changes_names(method)) ++direct_changes_;
     note_change(method, mutating);
+  }
+  void note_direct_change(uint32_t method, bool mutating, const Result<rpc::Frame>& outcome) {
+    note_direct_change(method, mutating);
+    if (mutating && changes_names(method) && !outcome && is_retryable(outcome.error().code())) {
+      ++uncertain_changes_;
+    }
   }
   awaitable<Result<rpc::Frame>> call_raw(uint32_t method, std::string body);
   // Sends `items` in order as kMdsBatch requests and hands each deferred one its
@@ -254,6 +268,7 @@ class MdsSession {
   uint64_t resends_ = 0;
   uint64_t visible_changes_ = 0;
   uint64_t direct_changes_ = 0;
+  uint64_t uncertain_changes_ = 0;
   std::map<uint32_t, MethodStats> stats_;
   uint64_t deferred_sent_ = 0;
   uint64_t batches_sent_ = 0;

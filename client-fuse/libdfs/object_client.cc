@@ -67,11 +67,16 @@ void ObjectClient::take_new_entity() {
   spdlog::warn("client session {} ended; continuing as {}", old, entity_);
 }
 
-ObjectClient::~ObjectClient() {
-  asio::post(io_, [this] { messenger_.close_all(); });
-  work_.reset();
-  io_.stop();
-  if (thread_.joinable()) thread_.join();
+ObjectClient::~ObjectClient() { stop(); }
+
+void ObjectClient::stop() {
+  if (thread_.joinable()) {
+    asio::post(io_, [this] { messenger_.close_all(); });
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  io_.shutdown();  // destroys the handlers and coroutine frames still queued
 }
 
 awaitable<Status> ObjectClient::wait_for_map() {

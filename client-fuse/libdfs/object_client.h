@@ -48,7 +48,14 @@ class ObjectClient {
   // Errors: kUnavailable (no monitor answered within connect_timeout), kInvalidArgument,
   // kWrongCluster (a monitor belongs to another cluster than options.fsid).
   static Result<std::unique_ptr<ObjectClient>> connect(ClientOptions options);
+  // stop(), then the I/O context goes.
   ~ObjectClient();
+  // Stops the I/O thread and destroys what waited on it (queued handlers, suspended
+  // coroutine frames), whose locals may refer to the owner's state: call it while that
+  // state exists. The I/O context itself lives on until the ObjectClient goes, so the
+  // owner's timers and sockets, tied to it, can still be destroyed after. Idempotent.
+  // Not from the I/O thread.
+  void stop();
 
   asio::any_io_executor executor() { return io_.get_executor(); }
 
@@ -152,7 +159,12 @@ class ObjectClient {
   std::string entity_;
   std::optional<Duration> stop_grace_;  // set by stop_retrying_after()
   Clock::time_point stop_retrying_at_ = Clock::time_point::max();
-  asio::io_context io_;
+  // An io_context whose pending work can be destroyed before the context itself (stop()).
+  class IoContext : public asio::io_context {
+   public:
+    using asio::execution_context::shutdown;
+  };
+  IoContext io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   rpc::Messenger messenger_;
   MapSubscriber maps_;

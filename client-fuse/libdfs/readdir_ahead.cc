@@ -22,6 +22,7 @@ proto::ReaddirRequest FileClient::readdir_request(Ino ino, uint64_t cookie, uint
 awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino, uint64_t cookie,
                                                            uint32_t max_entries, bool plus) {
   const DirCache::ListingStamp stamp = listing_stamp();
+  const bool alone_at_ask = defers_in(ino);
   // What a walk asks: a whole listing from its start, with attributes.
   const bool walk = plus && cookie == 0 && exclusive_now() && walk_.listings_enabled();
   std::optional<proto::ReaddirReply> reply;
@@ -34,7 +35,7 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
     reply = std::move(fetched);
   }
   if (walk) walk_.walk_listed(creds, max_entries, *reply);
-  learn_names(ino, cookie, stamp, *reply);
+  learn_names(ino, cookie, alone_at_ask, stamp, *reply);
   if (plus) {
     for (auto& e : *reply->mutable_entries()) {
       if (is_dot(e.name())) continue;
@@ -57,12 +58,16 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
 }
 
 DirCache::ListingStamp FileClient::listing_stamp() const {
-  return {mds_.direct_changes(), rights_.ownership_epoch()};
+  return {mds_.direct_changes(), rights_.generation()};
 }
 
-void FileClient::learn_names(Ino dir, uint64_t cookie, const DirCache::ListingStamp& stamp,
+void FileClient::learn_names(Ino dir, uint64_t cookie, bool alone_at_ask,
+                             const DirCache::ListingStamp& stamp,
                              const proto::ReaddirReply& reply) {
-  if (!defers_in(dir) || listing_stamp() != stamp) {
+  // A change of names with an unknown outcome may still apply at the MDS, after any
+  // listing: no listing is trusted from then on.
+  if (!alone_at_ask || !defers_in(dir) || listing_stamp() != stamp ||
+      mds_.uncertain_changes() > 0) {
     dirs_.listing_interrupted(dir);
     return;
   }

@@ -2,7 +2,8 @@
 // dfs-mds on loopback): the open-file table across clients (close-to-open, a size
 // written and not closed, a handle used after release), the deferred changes one
 // client answers alone and their states (predicted, then settled when the other
-// client's arrival recalls them), and the cluster-wide locks of MountLocks.
+// client's arrival recalls them), what a directory listing teaches (DirCache::listed)
+// and when it must not, and the cluster-wide locks of MountLocks.
 #include "client-fuse/libdfs/file_client.h"
 
 #include <doctest/doctest.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -71,6 +73,34 @@ bool eventually(Pred holds, Duration patience = Duration(10000)) {
 
 const Creds kRoot{};
 
+awaitable<bool> alone_on(FileClient& c, uint64_t fh) { co_return c.alone_handle(fh); }
+awaitable<bool> exclusive(FileClient& c) { co_return c.exclusive_now(); }
+awaitable<FileClient::DeferredCounts> deferred(FileClient& c) { co_return c.deferred_counts(); }
+
+// The whole listing of `dir`, asked for `batch` names at a time; `between` runs after
+// the first batch.
+Status list_all(FileClient& c, uint64_t dir, uint32_t batch,
+                const std::function<void()>& between = nullptr) {
+  uint64_t cookie = 0;
+  for (bool first = true;; first = false) {
+    auto part = c.run(c.readdir(kRoot, dir, cookie, batch, true));
+    if (!part) return part.error();
+    if (part->entries_size() > 0) cookie = part->entries(part->entries_size() - 1).cookie();
+    if (first && between) between();
+    if (part->eof()) return ok_status();
+  }
+}
+
+// Whether an unlink of `name` in `dir` was answered by `c` itself and queued (deferred)
+// rather than sent to the MDS alone.
+bool unlink_deferred(FileClient& c, uint64_t dir, const std::string& name) {
+  const auto before = c.run(deferred(c));
+  auto gone = c.run(c.unlink(kRoot, dir, name, false));
+  DFS_REQUIRE_OK(gone);
+  const auto after = c.run(deferred(c));
+  return after.predicted + after.sent > before.predicted + before.sent;
+}
+
 Result<std::string> read_whole(FileClient& c, uint64_t parent, const std::string& name) {
   auto inode = DFS_TRY(c.run(c.lookup(kRoot, parent, name)));
   auto file = DFS_TRY(c.run(c.open(kRoot, inode.ino(), O_RDONLY)));
@@ -101,6 +131,8 @@ TEST_CASE("integration/file_client: two clients see each other's files through t
   auto open = a->run(a->open(kRoot, inode->ino(), O_WRONLY));
   DFS_REQUIRE_OK(open);
   DFS_REQUIRE_OK(a->run(a->write(open->fh, 5, std::string(70000, 'x'), false)));
+  // As the FUSE layer does (Vfs::write): a write not alone on its file records its size.
+  if (!a->run(alone_on(*a, open->fh))) DFS_REQUIRE_OK(a->run(a->flush(open->fh)));
   auto stat = b->run(b->getattr(kRoot, inode->ino()));
   DFS_REQUIRE_OK(stat);
   CHECK(stat->size() == 70005);
@@ -129,9 +161,7 @@ TEST_CASE("integration/file_client: changes answered alone are predicted, then s
   FsCluster fs;
   auto a = fs.connect("a");
   const uint64_t root = a->root_ino();
-  REQUIRE(eventually([&] { return a->run([](FileClient* c) -> awaitable<bool> {
-    co_return c->exclusive_now();
-  }(a.get())); }));
+  REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));
 
   auto dir = a->run(a->mknod(kRoot, root, "d", S_IFDIR | 0755, 0));
   DFS_REQUIRE_OK(dir);
@@ -143,14 +173,10 @@ TEST_CASE("integration/file_client: changes answered alone are predicted, then s
     DFS_REQUIRE_OK(a->run(a->write(f->fh, 0, "data " + std::to_string(i), false)));
     DFS_REQUIRE_OK(a->run(a->release(f->fh)));
   }
-  // Alone, A answered the creates (and the pushes of their bytes) itself and queued
-  // them for the MDS, which they reach ahead of A's next call or after a short delay.
-  auto counts = [&a] {
-    return a->run([](FileClient* c) -> awaitable<FileClient::DeferredCounts> {
-      co_return c->deferred_counts();
-    }(a.get()));
-  };
-  CHECK(counts().predicted + counts().sent >= static_cast<uint64_t>(kFiles));
+  // Alone, A answered the creates and the pushes of their bytes itself and queued them
+  // for the MDS, which they reach ahead of A's next call or after a short delay.
+  const auto queued = a->run(deferred(*a));
+  CHECK(queued.predicted + queued.sent >= static_cast<uint64_t>(2 * kFiles));
 
   // B's session recalls A's exclusive caching: A pushes everything first, so B finds
   // every file with its bytes, and every change A queued settled.
@@ -160,15 +186,65 @@ TEST_CASE("integration/file_client: changes answered alone are predicted, then s
     DFS_REQUIRE_OK(seen);
     CHECK(*seen == "data " + std::to_string(i));
   }
-  const auto after = counts();
+  const auto after = a->run(deferred(*a));
   CHECK(after.predicted == 0);
   CHECK(after.settled == after.sent);
   CHECK(after.failed == 0);
-  CHECK_FALSE(a->run([](FileClient* c) -> awaitable<bool> {
-    co_return c->exclusive_now();
-  }(a.get())));
+  CHECK_FALSE(a->run(exclusive(*a)));
 
   close_client(b);
+  close_client(a);
+}
+
+TEST_CASE("integration/file_client: a listing teaches names only if nothing could change them") {
+  FsCluster fs;
+  uint64_t dir = 0;
+  {
+    auto maker = fs.connect("maker");
+    auto d = maker->run(maker->mknod(kRoot, maker->root_ino(), "d", S_IFDIR | 0755, 0));
+    DFS_REQUIRE_OK(d);
+    dir = d->ino();
+    for (int i = 0; i < 8; ++i) {
+      DFS_REQUIRE_OK(maker->run(maker->mknod(kRoot, dir, "f" + std::to_string(i),
+                                             S_IFREG | 0644, 0)));
+    }
+    close_client(maker);
+  }
+  // A new client alone: the directory is not its own creation, so it knows its names
+  // only from a listing.
+  auto a = fs.connect("a");
+  REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));
+  DFS_REQUIRE_OK(a->run(a->lookup(kRoot, a->root_ino(), "d")));
+  CHECK_FALSE(unlink_deferred(*a, dir, "f0"));  // not listed yet: the MDS decides
+
+  SUBCASE("a whole listing, alone throughout: its names are known") {
+    DFS_REQUIRE_OK(list_all(*a, dir, 2));
+    CHECK(unlink_deferred(*a, dir, "f1"));
+    auto missing = a->run(a->lookup(kRoot, dir, "never"));
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code() == ErrorCode::kNotFound);
+  }
+  SUBCASE("a change of the mount's own between two batches: nothing learned") {
+    DFS_REQUIRE_OK(list_all(*a, dir, 2, [&] {
+      DFS_REQUIRE_OK(a->run(a->rename(kRoot, dir, "f7", dir, "g7", 0)));
+    }));
+    CHECK_FALSE(unlink_deferred(*a, dir, "f1"));
+    DFS_CHECK_OK(a->run(a->lookup(kRoot, dir, "g7")));
+  }
+  SUBCASE("another mount came, changed the directory and left between two batches") {
+    DFS_REQUIRE_OK(list_all(*a, dir, 2, [&] {
+      auto b = fs.connect("b");
+      DFS_REQUIRE_OK(b->run(b->mknod(kRoot, dir, "from-b", S_IFREG | 0644, 0)));
+      DFS_REQUIRE_OK(b->run(b->unlink(kRoot, dir, "f6", false)));
+      close_client(b);
+      REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));  // alone again
+    }));
+    CHECK_FALSE(unlink_deferred(*a, dir, "f1"));
+    DFS_CHECK_OK(a->run(a->lookup(kRoot, dir, "from-b")));
+    auto gone = a->run(a->lookup(kRoot, dir, "f6"));
+    REQUIRE_FALSE(gone);
+    CHECK(gone.error().code() == ErrorCode::kNotFound);
+  }
   close_client(a);
 }
 
