@@ -84,9 +84,9 @@ void FileClient::forget_exact_knowledge() {
 
 void FileClient::take_grant_when_quiet() {
   if (!rights_.grant_waiting()) return;
-  bool quiet = files_.states_where([](const FileState& st) {
-                   return st.handles > 0 || st.has_unrecorded_writes();
-                 }).empty();  // if not, asked again at the last release
+  bool quiet = !files_.any_state([](const FileState& st) {
+    return st.handles > 0 || st.has_unrecorded_writes();
+  });  // if not, asked again at the last release
   if (!rights_.take_grant(quiet)) return;
   forget_exact_knowledge();  // learned while shared
   if (on_exclusive_) on_exclusive_();

@@ -114,7 +114,7 @@ std::optional<OpenFile> FileClient::open_locally(const Creds& creds, Ino ino, in
   inode.set_inline_data(std::move(*data));
   OpenFile opened = open_handle(creds, std::move(inode), flags, false);
   opened.inode.clear_inline_data();
-  files_.find(opened.fh)->offer_to_page_cache = true;
+  files_.at(opened.fh).offer_to_page_cache = true;
   return opened;
 }
 
@@ -136,7 +136,7 @@ awaitable<std::optional<OpenFile>> FileClient::open_from_data_ahead(const Creds&
   auto st = held(ino);
   st->readahead[0] = std::move(piece);
   st->data_pinned = true;
-  files_.find(file.fh)->offer_to_page_cache = true;
+  files_.at(file.fh).offer_to_page_cache = true;
   co_return file;
 }
 
@@ -219,7 +219,7 @@ awaitable<Result<OpenFile>> FileClient::open(Creds creds, Ino ino, int flags) {
   if (reply.owned()) owned_granted(ino, Granted::kFile, epoch);
   if (reply.read_shared()) take_share(inode, asked);
   OpenFile opened = open_handle(creds, std::move(inode), flags, true);
-  if (had_share) files_.find(opened.fh)->state->kernel_pages = true;
+  if (had_share) files_.at(opened.fh).state->kernel_pages = true;
   co_return opened;
 }
 
@@ -312,7 +312,7 @@ awaitable<Result<OpenFile>> FileClient::create(Creds creds, Ino parent, std::str
   bool created = made.created() || (flags & O_EXCL);
   const Ino ino = made.inode().ino();
   OpenFile file = open_handle(creds, std::move(*made.mutable_inode()), flags, true);
-  if (!made.created()) share_ended_by_write(ino, *files_.find(file.fh)->state);
+  if (!made.created()) share_ended_by_write(ino, *files_.at(file.fh).state);
   file.created = created;
   if (!created && (flags & O_TRUNC)) {
     SetAttrArgs args;

@@ -48,6 +48,14 @@ class OpenFiles {
   // The held states `pick` selects, copied: for loops that await on each.
   template <class Pred>
   std::vector<std::shared_ptr<FileState>> states_where(Pred pick) const;
+  // Whether any held state satisfies `pred`.
+  template <class Pred>
+  bool any_state(Pred pred) const {
+    for (const auto& [ino, st] : states_) {
+      if (pred(*st)) return true;
+    }
+    return false;
+  }
 
   // --- handles ---
   // Enters `h` under a new number (never reused within the mount's life). Requires: h.
@@ -57,6 +65,8 @@ class OpenFiles {
   Result<std::shared_ptr<Handle>> handle(Fh fh) const;
   // The handle `fh` whatever its state; null when none.
   std::shared_ptr<Handle> find(Fh fh) const;
+  // The handle `fh`, which the caller just added. Requires: it is in the table.
+  Handle& at(Fh fh) const { return *handles_.at(fh); }
   // Removes the handle `fh` and returns it; null when none.
   std::shared_ptr<Handle> remove(Fh fh);
   const Handles& handles() const { return handles_; }
