@@ -91,7 +91,8 @@ std::string refused_by_monitors(const std::string& section, const std::string& f
 }  // namespace
 
 int main(int argc, char** argv) {
-  dfs::tune_allocator(argv);  // may re-exec: first, before any thread starts
+  // May re-exec: first, before any thread starts. No huge pages: see allocator_tuning.h.
+  dfs::tune_allocator(argv, dfs::HugePages::kAvoid);
   CLI::App app{"dfs-mds: the dfs metadata server"};
   dfs::DaemonFlags flags;
   std::string name;

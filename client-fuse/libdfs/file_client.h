@@ -192,6 +192,11 @@ class FileClient {
     const DeferredQueue& q = mds_.deferred_queue();
     return {q.predicted(), mds_.deferred_sent(), q.settled(), q.failed()};
   }
+  // The calls of MDS method `method` (common/rpc/methods.h) made so far. I/O thread only.
+  uint64_t mds_calls(uint32_t method) const {
+    auto it = mds_.stats().find(method);
+    return it == mds_.stats().end() ? 0 : it->second.calls;
+  }
 
   // Runs `task` on the I/O thread and waits for it (not from the I/O thread).
   template <class T>

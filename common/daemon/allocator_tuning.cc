@@ -8,12 +8,15 @@
 
 namespace dfs {
 
-const char* const kAllocatorTunables =
-    "glibc.malloc.arena_max=1:"
-    "glibc.malloc.mmap_threshold=33554432:"
-    "glibc.malloc.trim_threshold=268435456:"
-    "glibc.malloc.top_pad=67108864:"
-    "glibc.malloc.hugetlb=1";
+std::string allocator_tunables(HugePages huge) {
+  std::string tunables =
+      "glibc.malloc.arena_max=1:"
+      "glibc.malloc.mmap_threshold=33554432:"
+      "glibc.malloc.trim_threshold=268435456:"
+      "glibc.malloc.top_pad=67108864";
+  if (huge == HugePages::kUse) tunables += ":glibc.malloc.hugetlb=1";
+  return tunables;
+}
 
 namespace {
 
@@ -37,12 +40,12 @@ bool malloc_tunables_set() {
 
 }  // namespace
 
-void tune_allocator(char** argv) {
+void tune_allocator(char** argv, HugePages huge) {
   if (sanitized_build() || tuning_disabled() || malloc_tunables_set()) return;
   const char* theirs = std::getenv("GLIBC_TUNABLES");
   const std::string before = theirs != nullptr ? theirs : "";
-  const std::string tunables = before.empty() ? kAllocatorTunables
-                                              : before + ":" + kAllocatorTunables;
+  const std::string ours = allocator_tunables(huge);
+  const std::string tunables = before.empty() ? ours : before + ":" + ours;
   // The program's own path rather than /proc/self/exe, which would rename the process
   // "exe" for ps, top and killall.
   char path[4096];

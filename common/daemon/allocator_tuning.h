@@ -11,15 +11,23 @@
 // memory kept up to 256 MiB instead of trimmed, the heap grown 64 MiB at a time, and
 // the heap backed by transparent huge pages where the kernel offers them (the "madvise"
 // or "always" THP modes): one fault per 2 MiB. The client's faults fell to about 700.
+// The MDS, whose heap is small protobufs and RocksDB memtables rather than I/O buffers,
+// goes without huge pages: zeroing 2 MiB at each fault of its growing heap took over a
+// tenth of its CPU under tar -x (docs/benchmarks.md, "Huge pages and the MDS").
 //
 // The tunables are read by glibc only at start-up, from the GLIBC_TUNABLES environment
 // variable, so tune_allocator() re-executes the program once with them set.
 #pragma once
 
+#include <string>
+
 namespace dfs {
 
+// Whether the heap asks for transparent huge pages (glibc.malloc.hugetlb=1).
+enum class HugePages { kUse, kAvoid };
+
 // The GLIBC_TUNABLES entries tune_allocator() adds.
-extern const char* const kAllocatorTunables;
+std::string allocator_tunables(HugePages huge);
 
 // Call first in main(), before any thread starts. If GLIBC_TUNABLES names no
 // glibc.malloc tunable yet, sets ours (after any the caller set) and executes the
@@ -28,7 +36,7 @@ extern const char* const kAllocatorTunables;
 // (the second run, or an operator's own choice), when DFS_ALLOCATOR_TUNING=0, and in
 // sanitizer builds (their allocator replaces glibc's); and if the exec fails, untuned
 // but working.
-void tune_allocator(char** argv);
+void tune_allocator(char** argv, HugePages huge = HugePages::kUse);
 
 // One line for the start-up log: the malloc tunables in effect, or why there are none.
 const char* allocator_tuning_summary();

@@ -23,10 +23,15 @@ check_tuned dfs-mon "dfs-mon .*$cluster"
 check_tuned dfs-osd "dfs-osd .*$cluster"
 check_tuned dfs-mds "dfs-mds .*$cluster"
 check_tuned mount.dfs "mount.dfs .* $mnt( |\$)"
-for log in mon.a osd.0 mds.a client; do
+for log in mon.a osd.0 client; do
   grep -q "malloc tunables: .*glibc.malloc.hugetlb=1" "$cluster/log/$log.log" ||
     fail "$log.log does not record the malloc tunables"
 done
+# The MDS's heap goes without huge pages (allocator_tuning.h).
+grep "malloc tunables: " "$cluster/log/mds.a.log" | grep -q "glibc.malloc.top_pad=67108864" ||
+  fail "mds.a.log does not record the malloc tunables"
+! grep "malloc tunables: " "$cluster/log/mds.a.log" | grep -q "hugetlb" ||
+  fail "the MDS asks for huge pages"
 
 conf="$cluster/etc/dfs.conf"; [ -f "$conf" ] || conf="$cluster/dfs.conf"
 mons="$(sed -n 's/^mon_addrs = //p' "$conf")"

@@ -76,6 +76,7 @@ const Creds kRoot{};
 awaitable<bool> alone_on(FileClient& c, uint64_t fh) { co_return c.alone_handle(fh); }
 awaitable<bool> exclusive(FileClient& c) { co_return c.exclusive_now(); }
 awaitable<FileClient::DeferredCounts> deferred(FileClient& c) { co_return c.deferred_counts(); }
+awaitable<uint64_t> mds_calls(FileClient& c, uint32_t method) { co_return c.mds_calls(method); }
 
 // The whole listing of `dir`, asked for `batch` names at a time; `between` runs after
 // the first batch.
@@ -191,6 +192,38 @@ TEST_CASE("integration/file_client: changes answered alone are predicted, then s
   CHECK(after.settled == after.sent);
   CHECK(after.failed == 0);
   CHECK_FALSE(a->run(exclusive(*a)));
+
+  close_client(b);
+  close_client(a);
+}
+
+TEST_CASE("integration/file_client: a missing attribute's removal is answered alone, an existing "
+          "one's by the MDS") {
+  FsCluster fs;
+  auto a = fs.connect("a");
+  const uint64_t root = a->root_ino();
+  REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));
+  auto f = a->run(a->create(kRoot, root, "f", 0644, O_WRONLY | O_CREAT | O_EXCL));
+  DFS_REQUIRE_OK(f);
+  const uint64_t ino = f->inode.ino();
+  DFS_REQUIRE_OK(a->run(a->release(f->fh)));
+
+  // A knows f exactly (it made it, alone): tar --acls' removal of a default ACL nobody
+  // set needs no MDS.
+  const uint64_t before = a->run(mds_calls(*a, rpc::kMdsRemoveXattr));
+  auto missing = a->run(a->removexattr(kRoot, ino, "system.posix_acl_default"));
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code() == ErrorCode::kNoAttribute);
+  CHECK(a->run(mds_calls(*a, rpc::kMdsRemoveXattr)) == before);
+
+  // B's arrival ends A's exclusive knowledge, and B sets an attribute: A's removal of it
+  // must reach the MDS and remove it, not be answered from what A knew before.
+  auto b = fs.connect("b");
+  DFS_REQUIRE_OK(b->run(b->setxattr(kRoot, ino, "user.x", "1", 0)));
+  DFS_REQUIRE_OK(a->run(a->removexattr(kRoot, ino, "user.x")));
+  auto gone = b->run(b->getxattr(kRoot, ino, "user.x"));
+  REQUIRE_FALSE(gone.has_value());
+  CHECK(gone.error().code() == ErrorCode::kNoAttribute);
 
   close_client(b);
   close_client(a);
