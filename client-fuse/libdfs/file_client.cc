@@ -515,9 +515,9 @@ awaitable<Result<std::vector<std::string>>> FileClient::listxattr(Creds creds, I
 
 awaitable<Status> FileClient::removexattr(Creds creds, Ino ino, std::string name) {
   // tar --acls removes the default ACL of every directory it makes, which has none. An
-  // inode known exactly answers that at once, as getxattr does; root only, since for
-  // another caller the MDS's permission check could come first.
-  if (const Known* k = known(ino); k && creds.is_root() && cacheable_xattr(name) &&
+  // inode known exactly (no failed deferred change since) answers that at once; root
+  // only, like the deferred changes (the kernel checked the caller).
+  if (const Known* k = known(ino); k && k->exact && creds.is_root() && cacheable_xattr(name) &&
                                    !k->inode.xattrs().contains(name)) {
     co_return make_error(ErrorCode::kNoAttribute, name);
   }

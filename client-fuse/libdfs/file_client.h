@@ -35,6 +35,7 @@
 #include "client-fuse/libdfs/dir_cache.h"
 #include "client-fuse/libdfs/known_inodes.h"
 #include "client-fuse/libdfs/listed_data.h"
+#include "client-fuse/libdfs/recent_listings.h"
 #include "client-fuse/libdfs/mds_session.h"
 #include "client-fuse/libdfs/mount_locks.h"
 #include "client-fuse/libdfs/object_client.h"
@@ -584,6 +585,11 @@ class FileClient {
   // Moves whenever anything may have changed through this client: a listing fetched
   // ahead is used only if it has not moved since the listing was asked for.
   uint64_t changes() const { return mds_.visible_changes() + setattr_calls_; }
+  // RecentListings' counter: moves when a change a listing could show starts here (not
+  // when one is answered) and when this mount's rights move.
+  uint64_t started_changes() const {
+    return mds_.changes_started() + setattr_calls_ + rights_.generation();
+  }
   // A read from the start of a file that has no pieces yet: its data fetched ahead.
   void take_data_ahead(FileState& st);
 
@@ -609,6 +615,7 @@ class FileClient {
   DelegatedInos delegated_;  // inode numbers for the creates this mount answers itself
   uint64_t setattr_calls_ = 0;
   ListedData listed_;  // inline files' data from listings, for their first open
+  RecentListings recent_;  // first batches of listings from the start, to be listed again
   // A read-only open in exclusive mode of an inline file whose data we hold (a held
   // state, or a listing's): answered here, nothing for the MDS to count.
   std::optional<OpenFile> open_locally(const Creds& creds, Ino ino, int flags);

@@ -45,7 +45,9 @@ class MdsSession {
   awaitable<Result<Resp>> call(uint32_t method, Req request, const Creds& creds, bool mutating) {
     stamp(request, creds, mutating);
     note_direct_change(method, mutating);
+    note_started(method, mutating);
     InFlightCalls::Running running(calls_);
+    MutationRunning counted(mutations_running_, mutating);
     auto frame = co_await call_raw(method, request.SerializeAsString());
     note_direct_change(method, mutating, frame);
     if (!frame) co_return unexpected(std::move(frame).error());
@@ -71,7 +73,9 @@ class MdsSession {
                                      bool mutating) {
     stamp(request, creds, mutating);
     note_direct_change(method, mutating);
+    note_started(method, mutating);
     InFlightCalls::Running running(calls_);
+    MutationRunning counted(mutations_running_, mutating);
     auto frame = co_await call_with_retries(method, request.SerializeAsString());
     note_direct_change(method, mutating, frame);
     if (!frame) co_return unexpected(std::move(frame).error());
@@ -108,6 +112,7 @@ class MdsSession {
                       std::function<void(Result<rpc::Frame>)> done) {
     stamp(request, creds, true);
     note_change(method, true);
+    note_started(method, true);
     return DeferredOp{method, request.SerializeAsString(), std::move(done)};
   }
   // What the mount answered and the MDS has not: every call first sends what is
@@ -145,6 +150,12 @@ class MdsSession {
   // grants change nothing shown and do not count. A value that has not moved says no
   // such change started or finished in between.
   uint64_t visible_changes() const { return visible_changes_; }
+  // Moves only when such a change starts (a call going out, a change deferred), not at
+  // answers: a value that has not moved says no such change started in between.
+  uint64_t changes_started() const { return changes_started_; }
+  // Mutating calls (call() and call_alone()) running now; deferred changes, which every
+  // call waits for or carries, are not counted.
+  size_t mutations_running() const { return mutations_running_; }
   // Moves when a change of names (a create, link, unlink or rename) sent as a call of
   // its own starts and when it ends; the deferred ones are left out (the owner answered
   // those already, so it knows their effect).
@@ -202,6 +213,24 @@ class MdsSession {
   void note_change(uint32_t method, bool mutating) {
     if (mutating && shows_in_listings(method)) ++visible_changes_;
   }
+  void note_started(uint32_t method, bool mutating) {
+    if (mutating && shows_in_listings(method)) ++changes_started_;
+  }
+  // Counts a mutating call as running for its scope.
+  class MutationRunning {
+   public:
+    MutationRunning(size_t& running, bool mutating) : running_(mutating ? &running : nullptr) {
+      if (running_) ++*running_;
+    }
+    ~MutationRunning() {
+      if (running_) --*running_;
+    }
+    MutationRunning(const MutationRunning&) = delete;
+    MutationRunning& operator=(const MutationRunning&) = delete;
+
+   private:
+    size_t* running_;
+  };
   static bool changes_names(uint32_t method) {
     return method == rpc::kMdsMknod || method == rpc::kMdsSymlink || method == rpc::kMdsLink ||
            method == rpc::kMdsUnlink || method == rpc::kMdsRename;
@@ -267,6 +296,8 @@ class MdsSession {
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
   uint64_t visible_changes_ = 0;
+  uint64_t changes_started_ = 0;
+  size_t mutations_running_ = 0;
   uint64_t direct_changes_ = 0;
   uint64_t uncertain_changes_ = 0;
   std::map<uint32_t, MethodStats> stats_;

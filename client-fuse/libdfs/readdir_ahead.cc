@@ -23,19 +23,35 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
                                                            uint32_t max_entries, bool plus) {
   const DirCache::ListingStamp stamp = listing_stamp();
   const bool alone_at_ask = defers_in(ino);
-  // What a walk asks: a whole listing from its start, with attributes.
-  const bool walk = plus && cookie == 0 && exclusive_now() && walk_.listings_enabled();
+  const RecentListings::Question question{creds.uid, creds.gid, max_entries, plus};
   std::optional<proto::ReaddirReply> reply;
+  if (cookie == 0 && exclusive_now()) reply = recent_.find(ino, question, started_changes());
+  const bool listed_again = reply.has_value();
+  // What a walk asks: a whole listing from its start, with attributes.
+  const bool walk = !listed_again && plus && cookie == 0 && exclusive_now() &&
+                    walk_.listings_enabled();
   if (walk) reply = co_await walk_.fetched_listing(ino, creds, max_entries);
+  if (reply && !listed_again && exclusive_now() && mds_.mutations_running() == 0) {
+    // Fetched ahead and handed out only if nothing changed since it was asked for: with
+    // no mutating call running now, it reflects every change started here so far.
+    recent_.keep(ino, question, started_changes(), *reply);
+  }
   if (!reply) {
+    const uint64_t started = started_changes();
+    const bool quiet = cookie == 0 && exclusive_now() && mds_.mutations_running() == 0;
     DFS_CO_AWAIT_TRY(auto fetched,
                      mds_.call<proto::ReaddirReply>(rpc::kMdsReaddir,
                                                     readdir_request(ino, cookie, max_entries, plus),
                                                     creds, false));
     reply = std::move(fetched);
+    // The call carried, or waited for, every change deferred before it; a mutating call
+    // running beside it, or a change started meanwhile, may have passed it.
+    if (quiet && exclusive_now() && started_changes() == started) {
+      recent_.keep(ino, question, started, *reply);
+    }
   }
   if (walk) walk_.walk_listed(creds, max_entries, *reply);
-  learn_names(ino, cookie, alone_at_ask, stamp, *reply);
+  if (!listed_again) learn_names(ino, cookie, alone_at_ask, stamp, *reply);
   if (plus) {
     for (auto& e : *reply->mutable_entries()) {
       if (is_dot(e.name())) continue;

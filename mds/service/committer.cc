@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/raft/raft_group.h"
+#include "mds/service/mds_state_machine.h"
 
 namespace dfs::mds {
 
@@ -62,8 +63,9 @@ Committer::Group Committer::take_group() {
   return group;
 }
 
-void Committer::set_raft(raft::RaftGroup* raft) {
+void Committer::set_raft(raft::RaftGroup* raft, std::function<uint64_t()> applied_index) {
   raft_ = raft;
+  raft_applied_ = std::move(applied_index);
   // One group is one Raft command, which must fit the group's command limit.
   options_.max_group_bytes = std::min<size_t>(options_.max_group_bytes, 512u << 10);
 }
@@ -95,19 +97,61 @@ void Committer::write_groups() {
   writing_ = false;
 }
 
+namespace {
+
+// Writes above this go as entries instead (the rank's Raft commands take up to 3 MiB;
+// an entry's writes are about its own size, but an op may write more than it carries).
+constexpr size_t kMaxWritesBytes = 2u << 20;
+
+// The Raft command of a group that applied on the leader into `scratch`: its writes,
+// decided on the state at Raft index `decided_on`, or, when they are too large, its
+// entries that applied.
+proto::MdsLogGroup group_command(GroupTxn& scratch, uint64_t decided_on,
+                                 const std::vector<const proto::MdsLogEntry*>& applied) {
+  proto::MdsLogGroup command;
+  WriteBatch writes = scratch.batch();
+  if (writes.bytes() > kMaxWritesBytes) {
+    for (const auto* entry : applied) *command.add_entries() = *entry;
+    return command;
+  }
+  command.set_decided_on(decided_on);
+  for (auto& op : writes.take_ops()) {
+    proto::MdsStoreWrite* w = command.add_writes();
+    w->set_key(std::move(op.key));
+    if (op.is_delete) {
+      w->set_removed(true);
+    } else {
+      w->set_value(std::move(op.value));
+    }
+  }
+  return command;
+}
+
+}  // namespace
+
 awaitable<void> Committer::replicate_groups() {
   while (!queue_.empty()) {
     Group group = take_group();
     GroupTxn scratch(store_);  // never written: the state machine writes the store
+    const uint64_t decided_on = raft_applied_();
     apply_group(group, last_index_ + 1, scratch);
-    proto::MdsLogGroup command;
+    std::vector<const proto::MdsLogEntry*> applied;
     for (const auto& p : group) {
-      if (p->result) *command.add_entries() = p->entry;
+      if (p->result) applied.push_back(&p->entry);
     }
     Status outcome = ok_status();
-    if (command.entries_size() > 0) {
+    if (!applied.empty()) {
+      proto::MdsLogGroup command = group_command(scratch, decided_on, applied);
       auto replicated = co_await raft_->propose(command.SerializeAsString());
-      if (!replicated) outcome = std::move(replicated).error();
+      if (!replicated) {
+        outcome = std::move(replicated).error();
+      } else if (replicated->result == MdsStateMachine::kStaleGroup) {
+        outcome = make_error(ErrorCode::kUnavailable,
+                             "the group was decided on a state a group of an earlier leader "
+                             "changed; resend");
+        // That group numbered entries too: go on from the store's count.
+        if (auto logged = read_counter(store_, kLogIndex)) last_index_ = *logged;
+      }
     }
     ++stats_.groups;
     for (auto& p : group) {

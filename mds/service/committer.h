@@ -15,13 +15,16 @@
 // waiter the syncer first lets groups gather for `sync_delay`. With `reply_after_sync`
 // (`early_replies = 0`), replies wait for durability as well.
 //
-// A replicated rank (set_raft) has no local log: each group's entries, decided and
-// applied on the leader in a scratch GroupTxn only to learn their replies, go to the
-// rank's Raft group as one command; the state machine (MdsStateMachine) writes them to
-// the store on every replica once they are committed, and only then are the replies
-// released ("safe" replies: committed on a majority, so durable as the rank is). Groups
-// are decided one after the other, each against the committed state of the one before,
-// so the leader's store never holds an uncommitted entry. A replicated rank has no early
+// A replicated rank (set_raft) has no local log: each group is decided and applied on
+// the leader in a scratch GroupTxn, and the store writes that made go to the rank's
+// Raft group as one command (its entries instead, should the writes not fit one
+// command); the state machine (MdsStateMachine) writes them to the store on every
+// replica once they are committed, and only then are the replies released ("safe"
+// replies: committed on a majority, so durable as the rank is). Groups are decided one
+// after the other, each against the committed state of the one before, so the leader's
+// store never holds an uncommitted entry; a group that finds another committed before
+// it (an earlier leader's) is dropped by every replica and its requests fail with
+// kUnavailable, which clients resend. A replicated rank has no early
 // ("unsafe") replies: replying once applied on the leader, with clients resending
 // uncommitted requests to a new leader, is not built (docs/design.md, "Not built yet").
 // Public methods run on the I/O executor.
@@ -73,9 +76,11 @@ class Committer {
   // Errors: store errors.
   Status load();
 
-  // Replicates groups through `raft` instead of the local log (see above). Requires:
-  // before the first submit; `raft` outlives the committer's work.
-  void set_raft(raft::RaftGroup* raft);
+  // Replicates groups through `raft` instead of the local log (see above);
+  // `applied_index`: the Raft index of the last command the rank's state machine
+  // applied here. Requires: before the first submit; `raft` outlives the committer's
+  // work.
+  void set_raft(raft::RaftGroup* raft, std::function<uint64_t()> applied_index);
 
   // Logs and applies the op set in `entry`; the committer fills index, now, new_ino and
   // layout. Returns the op's serialized reply once its entry is applied and logged (or
@@ -141,6 +146,7 @@ class Committer {
   NowFn now_;
   CommitterOptions options_;
   raft::RaftGroup* raft_ = nullptr;
+  std::function<uint64_t()> raft_applied_;
   std::deque<std::shared_ptr<Pending>> queue_;  // I/O thread
   bool writing_ = false;
   bool syncing_ = false;

@@ -35,24 +35,43 @@ std::string MdsStateMachine::apply(raft::Index index, std::string_view command) 
   if (!group.ParseFromArray(command.data(), static_cast<int>(command.size()))) {
     fail_stop(index, "undecodable log group");
   }
-  GroupTxn txn(store_);
-  for (const auto& entry : group.entries()) {
-    txn.begin_entry();
-    ApplyEffects effects;  // the leader acts on its own (Committer listeners)
-    auto applied = apply_entry(entry, fs_, txn, effects);
-    if (!applied) {
-      fail_stop(index, "entry " + std::to_string(entry.index()) +
-                           " applied on the leader but fails here: " + applied.error().to_string());
+  std::string result;
+  WriteBatch batch;
+  if (group.writes_size() > 0) {
+    if (group.decided_on() == applied_) {
+      for (auto& w : *group.mutable_writes()) {
+        if (w.removed()) {
+          batch.del(std::move(*w.mutable_key()));
+        } else {
+          batch.put(std::move(*w.mutable_key()), std::move(*w.mutable_value()));
+        }
+      }
+    } else {
+      result = kStaleGroup;  // decided on another state: every replica drops it
     }
-    txn.commit_entry();
+  } else {
+    GroupTxn txn(store_);
+    for (const auto& entry : group.entries()) {
+      txn.begin_entry();
+      ApplyEffects effects;  // the leader acts on its own (Committer listeners)
+      auto applied = apply_entry(entry, fs_, txn, effects);
+      if (!applied) {
+        fail_stop(index, "entry " + std::to_string(entry.index()) + " applied on the leader " +
+                             "but fails here: " + applied.error().to_string());
+      }
+      txn.commit_entry();
+    }
+    batch = txn.batch();
   }
-  txn.begin_entry();
-  MetaWriter(txn).set_counter(kRaftApplied, index);
-  txn.commit_entry();
-  Status written = store_.write(txn.batch(), /*sync=*/false);
+  GroupTxn counter(store_);
+  counter.begin_entry();
+  MetaWriter(counter).set_counter(kRaftApplied, index);
+  counter.commit_entry();
+  for (auto& op : counter.batch().take_ops()) batch.put(std::move(op.key), std::move(op.value));
+  Status written = store_.write(batch, /*sync=*/false);
   if (!written) fail_stop(index, "store write failed: " + written.error().to_string());
   applied_ = index;
-  return {};
+  return result;
 }
 
 std::string MdsStateMachine::snapshot() {

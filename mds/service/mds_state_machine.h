@@ -1,7 +1,11 @@
 // MdsStateMachine: the Raft state machine of a replicated metadata rank. A committed
-// command is an MdsLogGroup; applying it runs apply_entry for each entry in one
-// GroupTxn, records the Raft index, and writes the batch to the store without a sync:
-// the Raft log is what makes entries durable. After a crash the group replays its log
+// command is an MdsLogGroup: the store writes the leader's Committer made deciding and
+// applying the group, written as they are if the group was decided on the state this
+// replica has (nothing applied since the command the leader had applied last;
+// otherwise every replica drops it and the proposer hears kStaleGroup), or entries
+// (the file system's creation), applied here with apply_entry in one GroupTxn. Either
+// way the Raft index is recorded with them and the batch written to the store without
+// a sync: the Raft log is what makes entries durable. After a crash the group replays its log
 // from the last snapshot; entries at or below the store's recorded Raft index are
 // skipped, so a replay never applies an entry twice.
 //
@@ -23,6 +27,9 @@ namespace dfs::mds {
 
 class MdsStateMachine final : public raft::StateMachine {
  public:
+  // apply()'s result for a group of writes decided on another state: dropped.
+  static constexpr char kStaleGroup[] = "stale";
+
   MdsStateMachine(MetaStore& store, FsSettings fs) : store_(store), fs_(std::move(fs)) {}
 
   // Reads the Raft index the store has applied. Blocking: call before the group starts.

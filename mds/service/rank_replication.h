@@ -48,6 +48,8 @@ class RankReplication {
                rpc::Messenger& messenger, raft::RaftRouter& router, uint32_t rank);
 
   raft::RaftGroup& group() { return *group_; }
+  // The Raft index of the last command the state machine applied here.
+  uint64_t applied_index() const { return sm_.applied_index(); }
   raft::RaftGroupStatus status() const { return group_->status(); }
   const ReplicationOptions& options() const { return options_; }
   // The replica with Raft id `id`, if it is one.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status/status.h"
@@ -38,6 +39,11 @@ class WriteBatch {
     ops_.push_back({true, std::move(key), {}});
   }
   const std::vector<Op>& ops() const { return ops_; }
+  // The ops, moved out; the batch is empty after.
+  std::vector<Op> take_ops() {
+    bytes_ = 0;
+    return std::exchange(ops_, {});
+  }
   bool empty() const { return ops_.empty(); }
   size_t bytes() const { return bytes_; }
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -100,6 +101,17 @@ bool unlink_deferred(FileClient& c, uint64_t dir, const std::string& name) {
   DFS_REQUIRE_OK(gone);
   const auto after = c.run(deferred(c));
   return after.predicted + after.sent > before.predicted + before.sent;
+}
+
+// The names of `dir`'s listing from its start (one batch: small directories only).
+Result<std::set<std::string>> names_in(FileClient& c, uint64_t dir) {
+  auto listed = DFS_TRY(c.run(c.readdir(kRoot, dir, 0, 512, true)));
+  std::set<std::string> names;
+  for (const auto& e : listed.entries()) {
+    if (e.name() != "." && e.name() != "..") names.insert(e.name());
+  }
+  REQUIRE(listed.eof());
+  return names;
 }
 
 Result<std::string> read_whole(FileClient& c, uint64_t parent, const std::string& name) {
@@ -224,6 +236,50 @@ TEST_CASE("integration/file_client: a missing attribute's removal is answered al
   auto gone = b->run(b->getxattr(kRoot, ino, "user.x"));
   REQUIRE_FALSE(gone.has_value());
   CHECK(gone.error().code() == ErrorCode::kNoAttribute);
+
+  close_client(b);
+  close_client(a);
+}
+
+TEST_CASE("integration/file_client: a directory is listed again from memory only while nothing "
+          "changed") {
+  FsCluster fs;
+  auto a = fs.connect("a");
+  const uint64_t root = a->root_ino();
+  REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));
+  auto dir = a->run(a->mknod(kRoot, root, "d", S_IFDIR | 0755, 0));
+  DFS_REQUIRE_OK(dir);
+  for (const char* name : {"f0", "f1", "f2"}) {
+    DFS_REQUIRE_OK(a->run(a->mknod(kRoot, dir->ino(), name, S_IFREG | 0644, 0)));
+  }
+  auto readdirs = [&] { return a->run(mds_calls(*a, rpc::kMdsReaddir)); };
+  const std::set<std::string> three{"f0", "f1", "f2"};
+
+  // rm -rf lists each directory twice in a row: the second listing needs no call.
+  const uint64_t before = readdirs();
+  auto first = names_in(*a, dir->ino());
+  DFS_REQUIRE_OK(first);
+  CHECK(*first == three);
+  CHECK(readdirs() == before + 1);
+  auto second = names_in(*a, dir->ino());
+  DFS_REQUIRE_OK(second);
+  CHECK(*second == three);
+  CHECK(readdirs() == before + 1);
+
+  // A change of this mount's (deferred, answered at once) makes it stale.
+  DFS_REQUIRE_OK(a->run(a->unlink(kRoot, dir->ino(), "f0", false)));
+  auto after_unlink = names_in(*a, dir->ino());
+  DFS_REQUIRE_OK(after_unlink);
+  CHECK(*after_unlink == std::set<std::string>{"f1", "f2"});
+  CHECK(readdirs() == before + 2);
+
+  // Another mount's arrival moves A's rights: A asks the MDS again and sees B's file.
+  auto b = fs.connect("b");
+  DFS_REQUIRE_OK(b->run(b->mknod(kRoot, dir->ino(), "g", S_IFREG | 0644, 0)));
+  auto after_b = names_in(*a, dir->ino());
+  DFS_REQUIRE_OK(after_b);
+  CHECK(*after_b == std::set<std::string>{"f1", "f2", "g"});
+  CHECK(readdirs() > before + 2);
 
   close_client(b);
   close_client(a);

@@ -207,6 +207,79 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
   }
 }
 
+// A leader's Raft command for `entries`: the store writes applying them to `state`
+// makes, decided on Raft index `decided_on` (what the Committer of a replicated rank
+// proposes).
+std::string writes_command(const MetaStore& state, const FsSettings& fs,
+                           const std::vector<proto::MdsLogEntry>& entries, uint64_t decided_on) {
+  GroupTxn scratch(state);
+  for (const auto& entry : entries) {
+    scratch.begin_entry();
+    ApplyEffects effects;
+    DFS_REQUIRE_OK(apply_entry(entry, fs, scratch, effects));
+    scratch.commit_entry();
+  }
+  proto::MdsLogGroup command;
+  command.set_decided_on(decided_on);
+  for (const auto& op : scratch.batch().take_ops()) {
+    auto* w = command.add_writes();
+    w->set_key(op.key);
+    if (op.is_delete) {
+      w->set_removed(true);
+    } else {
+      w->set_value(op.value);
+    }
+  }
+  return command.SerializeAsString();
+}
+
+TEST_CASE("mds/state machine: replicas writing the leader's group writes reach its state") {
+  MdsHarness h;
+  workload(h, 777);
+  auto expected = dump_store(h.store());
+  const auto& fs = h.service().committer().fs();
+  proto::Timespec epoch;
+  epoch.set_sec(1600000000);
+  auto leader = make_mem_meta_store();
+  auto follower = make_mem_meta_store();
+  DFS_REQUIRE_OK(format_meta_store(*leader, fs, epoch));
+  DFS_REQUIRE_OK(format_meta_store(*follower, fs, epoch));
+  MdsStateMachine on_leader(*leader, fs), on_follower(*follower, fs);
+  DFS_REQUIRE_OK(on_leader.load());
+  DFS_REQUIRE_OK(on_follower.load());
+
+  // Groups of 5 entries, each decided on the leader's state after the one before.
+  const auto& log = h.log();
+  raft::Index index = 0;
+  for (size_t i = 0; i < log.size(); i += 5) {
+    const auto first = log.begin() + static_cast<std::ptrdiff_t>(i);
+    const auto end = log.begin() + static_cast<std::ptrdiff_t>(std::min(i + 5, log.size()));
+    std::vector<proto::MdsLogEntry> entries(first, end);
+    std::string command = writes_command(*leader, fs, entries, on_leader.applied_index());
+    ++index;
+    CHECK(on_leader.apply(index, command).empty());
+    CHECK(on_follower.apply(index, command).empty());
+  }
+  CHECK(replicated_state(*leader) == expected);
+  CHECK(dump_store(*follower) == dump_store(*leader));
+
+  SUBCASE("a group decided before another committed is dropped by every replica") {
+    // Decided on the state before the last group: another group committed since.
+    proto::MdsLogGroup group;
+    group.set_decided_on(on_leader.applied_index() - 1);
+    auto* w = group.add_writes();
+    w->set_key(inode_key(0xdead));
+    w->set_value("decided on an older state");
+    const std::string stale = group.SerializeAsString();
+    ++index;
+    CHECK(on_leader.apply(index, stale) == MdsStateMachine::kStaleGroup);
+    CHECK(on_follower.apply(index, stale) == MdsStateMachine::kStaleGroup);
+    CHECK(replicated_state(*leader) == expected);
+    CHECK(dump_store(*follower) == dump_store(*leader));
+    CHECK(on_follower.applied_index() == index);
+  }
+}
+
 TEST_CASE("mds/state machine: the first entry of a replicated rank creates the file system") {
   FsSettings fs = default_fs_settings();
   auto a = make_mem_meta_store();
