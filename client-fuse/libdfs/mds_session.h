@@ -160,8 +160,9 @@ class MdsSession {
   // its own starts and when it ends; the deferred ones are left out (the owner answered
   // those already, so it knows their effect).
   uint64_t direct_changes() const { return direct_changes_; }
-  // Changes of names whose call ended without an answer (the MDS could not be reached
-  // within op_timeout): the MDS may apply them still, at any later moment.
+  // Changes a listing could show (of names, attributes, xattrs, data) whose call ended
+  // without an answer (the MDS could not be reached within op_timeout): the MDS may
+  // apply them still, at any later moment.
   uint64_t uncertain_changes() const { return uncertain_changes_; }
 
   // The session's lease: renewed every quarter of the MDS's session timeout from open()
@@ -241,7 +242,8 @@ class MdsSession {
   }
   void note_direct_change(uint32_t method, bool mutating, const Result<rpc::Frame>& outcome) {
     note_direct_change(method, mutating);
-    if (mutating && changes_names(method) && !outcome && is_retryable(outcome.error().code())) {
+    if (mutating && shows_in_listings(method) && !outcome &&
+        is_retryable(outcome.error().code())) {
       ++uncertain_changes_;
     }
   }

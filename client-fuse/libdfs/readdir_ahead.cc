@@ -25,20 +25,25 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
   const bool alone_at_ask = defers_in(ino);
   const RecentListings::Question question{creds.uid, creds.gid, max_entries, plus};
   std::optional<proto::ReaddirReply> reply;
-  if (cookie == 0 && exclusive_now()) reply = recent_.find(ino, question, started_changes());
+  // A change whose outcome is unknown may apply at the MDS at any moment: from then on
+  // no listing is kept or listed again.
+  const bool certain = mds_.uncertain_changes() == 0;
+  if (cookie == 0 && certain && exclusive_now()) {
+    reply = recent_.find(ino, question, started_changes());
+  }
   const bool listed_again = reply.has_value();
   // What a walk asks: a whole listing from its start, with attributes.
   const bool walk = !listed_again && plus && cookie == 0 && exclusive_now() &&
                     walk_.listings_enabled();
   if (walk) reply = co_await walk_.fetched_listing(ino, creds, max_entries);
-  if (reply && !listed_again && exclusive_now() && mds_.mutations_running() == 0) {
+  if (reply && !listed_again && certain && exclusive_now() && mds_.mutations_running() == 0) {
     // Fetched ahead and handed out only if nothing changed since it was asked for: with
     // no mutating call running now, it reflects every change started here so far.
     recent_.keep(ino, question, started_changes(), *reply);
   }
   if (!reply) {
     const uint64_t started = started_changes();
-    const bool quiet = cookie == 0 && exclusive_now() && mds_.mutations_running() == 0;
+    const bool quiet = cookie == 0 && certain && exclusive_now() && mds_.mutations_running() == 0;
     DFS_CO_AWAIT_TRY(auto fetched,
                      mds_.call<proto::ReaddirReply>(rpc::kMdsReaddir,
                                                     readdir_request(ino, cookie, max_entries, plus),
@@ -46,7 +51,8 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
     reply = std::move(fetched);
     // The call carried, or waited for, every change deferred before it; a mutating call
     // running beside it, or a change started meanwhile, may have passed it.
-    if (quiet && exclusive_now() && started_changes() == started) {
+    if (quiet && exclusive_now() && started_changes() == started &&
+        mds_.uncertain_changes() == 0) {
       recent_.keep(ino, question, started, *reply);
     }
   }
@@ -63,7 +69,8 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
       }
       learn(e.inode());
       // Not when open or lingering here: its state reads it.
-      if (exclusive_now() && walk_.wants_data(e.inode()) && !held(e.inode().ino())) {
+      if (!listed_again && exclusive_now() && walk_.wants_data(e.inode()) &&
+          !held(e.inode().ino())) {
         walk_.want_data(e.inode(), layout_of(e.inode()));
       }
       overlay(*e.mutable_inode());

@@ -63,9 +63,9 @@ Committer::Group Committer::take_group() {
   return group;
 }
 
-void Committer::set_raft(raft::RaftGroup* raft, std::function<uint64_t()> applied_index) {
+void Committer::set_raft(raft::RaftGroup* raft, std::function<uint64_t()> last_command_index) {
   raft_ = raft;
-  raft_applied_ = std::move(applied_index);
+  raft_last_command_ = std::move(last_command_index);
   // One group is one Raft command, which must fit the group's command limit.
   options_.max_group_bytes = std::min<size_t>(options_.max_group_bytes, 512u << 10);
 }
@@ -109,12 +109,12 @@ constexpr size_t kMaxWritesBytes = 2u << 20;
 proto::MdsLogGroup group_command(GroupTxn& scratch, uint64_t decided_on,
                                  const std::vector<const proto::MdsLogEntry*>& applied) {
   proto::MdsLogGroup command;
+  command.set_decided_on(decided_on);
   WriteBatch writes = scratch.batch();
   if (writes.bytes() > kMaxWritesBytes) {
     for (const auto* entry : applied) *command.add_entries() = *entry;
     return command;
   }
-  command.set_decided_on(decided_on);
   for (auto& op : writes.take_ops()) {
     proto::MdsStoreWrite* w = command.add_writes();
     w->set_key(std::move(op.key));
@@ -133,7 +133,18 @@ awaitable<void> Committer::replicate_groups() {
   while (!queue_.empty()) {
     Group group = take_group();
     GroupTxn scratch(store_);  // never written: the state machine writes the store
-    const uint64_t decided_on = raft_applied_();
+    const uint64_t decided_on = raft_last_command_();
+    // Numbered on from the committed state's count: a group this replica proposed as an
+    // earlier leader may have committed after all.
+    auto logged = read_counter(store_, kLogIndex);
+    if (!logged) {
+      for (auto& p : group) {
+        p->result = logged.error();
+        p->done.set(true);
+      }
+      continue;
+    }
+    last_index_ = *logged;
     apply_group(group, last_index_ + 1, scratch);
     std::vector<const proto::MdsLogEntry*> applied;
     for (const auto& p : group) {
@@ -149,8 +160,6 @@ awaitable<void> Committer::replicate_groups() {
         outcome = make_error(ErrorCode::kUnavailable,
                              "the group was decided on a state a group of an earlier leader "
                              "changed; resend");
-        // That group numbered entries too: go on from the store's count.
-        if (auto logged = read_counter(store_, kLogIndex)) last_index_ = *logged;
       }
     }
     ++stats_.groups;

@@ -21,10 +21,10 @@
 // command); the state machine (MdsStateMachine) writes them to the store on every
 // replica once they are committed, and only then are the replies released ("safe"
 // replies: committed on a majority, so durable as the rank is). Groups are decided one
-// after the other, each against the committed state of the one before, so the leader's
-// store never holds an uncommitted entry; a group that finds another committed before
-// it (an earlier leader's) is dropped by every replica and its requests fail with
-// kUnavailable, which clients resend. A replicated rank has no early
+// after the other, each against the committed state of the one before (numbered on
+// from its log_index), so the leader's store never holds an uncommitted entry; a group
+// that finds another committed before it (an earlier leader's) is dropped by every
+// replica and its requests fail with kUnavailable, which clients resend. A replicated rank has no early
 // ("unsafe") replies: replying once applied on the leader, with clients resending
 // uncommitted requests to a new leader, is not built (docs/design.md, "Not built yet").
 // Public methods run on the I/O executor.
@@ -77,10 +77,10 @@ class Committer {
   Status load();
 
   // Replicates groups through `raft` instead of the local log (see above);
-  // `applied_index`: the Raft index of the last command the rank's state machine
-  // applied here. Requires: before the first submit; `raft` outlives the committer's
-  // work.
-  void set_raft(raft::RaftGroup* raft, std::function<uint64_t()> applied_index);
+  // `last_command_index`: the Raft index of the last command the rank's state machine
+  // applied here (MdsStateMachine::last_command_index). Requires: before the first
+  // submit; `raft` outlives the committer's work.
+  void set_raft(raft::RaftGroup* raft, std::function<uint64_t()> last_command_index);
 
   // Logs and applies the op set in `entry`; the committer fills index, now, new_ino and
   // layout. Returns the op's serialized reply once its entry is applied and logged (or
@@ -146,7 +146,7 @@ class Committer {
   NowFn now_;
   CommitterOptions options_;
   raft::RaftGroup* raft_ = nullptr;
-  std::function<uint64_t()> raft_applied_;
+  std::function<uint64_t()> raft_last_command_;
   std::deque<std::shared_ptr<Pending>> queue_;  // I/O thread
   bool writing_ = false;
   bool syncing_ = false;

@@ -248,7 +248,7 @@ Result<std::string> MdsService::start() {
     DFS_TRY_STATUS(
         replication_->start(executor_, blocking_, *messenger_, *router_, options_.fs.rank));
     committer_.set_raft(&replication_->group(),
-                        [r = replication_.get()] { return r->applied_index(); });
+                        [r = replication_.get()] { return r->last_command_index(); });
     ++background_running_;
     spawn_checked(executor_, leadership_loop());
   }

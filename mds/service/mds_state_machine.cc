@@ -10,6 +10,9 @@ namespace dfs::mds {
 namespace {
 
 constexpr char kRaftApplied[] = "raft_applied";
+// The Raft index of the last command applied: unlike raft_applied, which a snapshot
+// sets to its own index (maybe a leader's no-op), the same on every replica.
+constexpr char kRaftLastCommand[] = "raft_last_command";
 
 // Every key of the store (each starts with a one-byte record kind below 0xff).
 Result<std::vector<KeyValue>> scan_all(const MetaStore& store) {
@@ -20,6 +23,7 @@ Result<std::vector<KeyValue>> scan_all(const MetaStore& store) {
 
 Status MdsStateMachine::load() {
   applied_ = DFS_TRY(read_counter(store_, kRaftApplied));
+  last_command_ = DFS_TRY(read_counter(store_, kRaftLastCommand));
   return ok_status();
 }
 
@@ -37,17 +41,15 @@ std::string MdsStateMachine::apply(raft::Index index, std::string_view command) 
   }
   std::string result;
   WriteBatch batch;
-  if (group.writes_size() > 0) {
-    if (group.decided_on() == applied_) {
-      for (auto& w : *group.mutable_writes()) {
-        if (w.removed()) {
-          batch.del(std::move(*w.mutable_key()));
-        } else {
-          batch.put(std::move(*w.mutable_key()), std::move(*w.mutable_value()));
-        }
+  if (group.has_decided_on() && group.decided_on() != last_command_) {
+    result = kStaleGroup;  // decided on another state: every replica drops it
+  } else if (group.writes_size() > 0) {
+    for (auto& w : *group.mutable_writes()) {
+      if (w.removed()) {
+        batch.del(std::move(*w.mutable_key()));
+      } else {
+        batch.put(std::move(*w.mutable_key()), std::move(*w.mutable_value()));
       }
-    } else {
-      result = kStaleGroup;  // decided on another state: every replica drops it
     }
   } else {
     GroupTxn txn(store_);
@@ -63,14 +65,16 @@ std::string MdsStateMachine::apply(raft::Index index, std::string_view command) 
     }
     batch = txn.batch();
   }
-  GroupTxn counter(store_);
-  counter.begin_entry();
-  MetaWriter(counter).set_counter(kRaftApplied, index);
-  counter.commit_entry();
-  for (auto& op : counter.batch().take_ops()) batch.put(std::move(op.key), std::move(op.value));
+  GroupTxn counters(store_);
+  counters.begin_entry();
+  MetaWriter(counters).set_counter(kRaftApplied, index);
+  MetaWriter(counters).set_counter(kRaftLastCommand, index);
+  counters.commit_entry();
+  for (auto& op : counters.batch().take_ops()) batch.put(std::move(op.key), std::move(op.value));
   Status written = store_.write(batch, /*sync=*/false);
   if (!written) fail_stop(index, "store write failed: " + written.error().to_string());
   applied_ = index;
+  last_command_ = index;
   return result;
 }
 
@@ -110,6 +114,12 @@ void MdsStateMachine::restore(raft::Index index, std::string_view bytes) {
   Status written = store_.write(batch, /*sync=*/true);
   if (!written) fail_stop(index, "store write of a snapshot failed: " + written.error().to_string());
   applied_ = index;
+  // The image's own, written by the last command before it.
+  auto last_command = read_counter(store_, kRaftLastCommand);
+  if (!last_command) {
+    fail_stop(index, "reading a restored snapshot: " + last_command.error().to_string());
+  }
+  last_command_ = *last_command;
   spdlog::info("metadata replica restored a snapshot at raft index {} ({} keys)", index,
                image.keys_size());
 }

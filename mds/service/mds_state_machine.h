@@ -1,11 +1,11 @@
 // MdsStateMachine: the Raft state machine of a replicated metadata rank. A committed
 // command is an MdsLogGroup: the store writes the leader's Committer made deciding and
-// applying the group, written as they are if the group was decided on the state this
-// replica has (nothing applied since the command the leader had applied last;
-// otherwise every replica drops it and the proposer hears kStaleGroup), or entries
-// (the file system's creation), applied here with apply_entry in one GroupTxn. Either
-// way the Raft index is recorded with them and the batch written to the store without
-// a sync: the Raft log is what makes entries durable. After a crash the group replays its log
+// applying the group, written as they are, or its entries (writes too large for one
+// command), applied here with apply_entry in one GroupTxn; either only if the group was
+// decided on the state this replica has (no command applied since the one the leader
+// had applied last, `last_command_index()`), otherwise every replica drops it and the
+// proposer hears kStaleGroup. The Raft index is recorded with the writes and the batch
+// written to the store without a sync: the Raft log is what makes entries durable. After a crash the group replays its log
 // from the last snapshot; entries at or below the store's recorded Raft index are
 // skipped, so a replay never applies an entry twice.
 //
@@ -44,6 +44,10 @@ class MdsStateMachine final : public raft::StateMachine {
   void restore(raft::Index index, std::string_view image) override;
 
   raft::Index applied_index() const { return applied_; }
+  // The Raft index of the last command applied (Raft's own entries, a new leader's
+  // no-op, do not reach apply(); a snapshot may be taken at one, and sets
+  // applied_index() to it): the same on every replica that has applied as much.
+  raft::Index last_command_index() const { return last_command_; }
 
  private:
   [[noreturn]] void fail_stop(raft::Index index, const std::string& why);
@@ -51,6 +55,7 @@ class MdsStateMachine final : public raft::StateMachine {
   MetaStore& store_;
   FsSettings fs_;
   raft::Index applied_ = 0;
+  raft::Index last_command_ = 0;
 };
 
 }  // namespace dfs::mds

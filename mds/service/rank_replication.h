@@ -49,7 +49,7 @@ class RankReplication {
 
   raft::RaftGroup& group() { return *group_; }
   // The Raft index of the last command the state machine applied here.
-  uint64_t applied_index() const { return sm_.applied_index(); }
+  uint64_t last_command_index() const { return sm_.last_command_index(); }
   raft::RaftGroupStatus status() const { return group_->status(); }
   const ReplicationOptions& options() const { return options_; }
   // The replica with Raft id `id`, if it is one.

@@ -157,10 +157,11 @@ std::vector<std::string> as_groups(const std::vector<proto::MdsLogEntry>& log, s
   return groups;
 }
 
-// A store's contents without the replica's own bookkeeping (its Raft index).
+// A store's contents without the replica's own bookkeeping (its Raft indexes).
 std::map<std::string, std::string> replicated_state(const KvReader& kv) {
   auto dump = dump_store(kv);
   dump.erase(meta_key("raft_applied"));
+  dump.erase(meta_key("raft_last_command"));
   return dump;
 }
 
@@ -255,7 +256,7 @@ TEST_CASE("mds/state machine: replicas writing the leader's group writes reach i
     const auto first = log.begin() + static_cast<std::ptrdiff_t>(i);
     const auto end = log.begin() + static_cast<std::ptrdiff_t>(std::min(i + 5, log.size()));
     std::vector<proto::MdsLogEntry> entries(first, end);
-    std::string command = writes_command(*leader, fs, entries, on_leader.applied_index());
+    std::string command = writes_command(*leader, fs, entries, on_leader.last_command_index());
     ++index;
     CHECK(on_leader.apply(index, command).empty());
     CHECK(on_follower.apply(index, command).empty());
@@ -266,7 +267,7 @@ TEST_CASE("mds/state machine: replicas writing the leader's group writes reach i
   SUBCASE("a group decided before another committed is dropped by every replica") {
     // Decided on the state before the last group: another group committed since.
     proto::MdsLogGroup group;
-    group.set_decided_on(on_leader.applied_index() - 1);
+    group.set_decided_on(on_leader.last_command_index() - 1);
     auto* w = group.add_writes();
     w->set_key(inode_key(0xdead));
     w->set_value("decided on an older state");
@@ -277,6 +278,25 @@ TEST_CASE("mds/state machine: replicas writing the leader's group writes reach i
     CHECK(replicated_state(*leader) == expected);
     CHECK(dump_store(*follower) == dump_store(*leader));
     CHECK(on_follower.applied_index() == index);
+  }
+  SUBCASE("a replica restored from a snapshot taken at a no-op agrees on the last command") {
+    // Raft's own entries (a new leader's no-op) never reach apply(), but a snapshot may
+    // be taken at one: the replica restored from it must still accept the next group.
+    const std::string image = on_leader.snapshot();
+    auto restored_store = make_mem_meta_store();
+    MdsStateMachine restored(*restored_store, fs);
+    DFS_REQUIRE_OK(restored.load());
+    restored.restore(index + 1, image);
+    CHECK(restored.applied_index() == index + 1);
+    CHECK(restored.last_command_index() == on_leader.last_command_index());
+    proto::MdsLogGroup group;
+    group.set_decided_on(on_leader.last_command_index());
+    auto* w = group.add_writes();
+    w->set_key(inode_key(0xbeef));
+    w->set_value("after the no-op");
+    CHECK(on_leader.apply(index + 2, group.SerializeAsString()).empty());
+    CHECK(restored.apply(index + 2, group.SerializeAsString()).empty());
+    CHECK(dump_store(*restored_store) == dump_store(*leader));
   }
 }
 
