@@ -79,6 +79,13 @@ awaitable<bool> exclusive(FileClient& c) { co_return c.exclusive_now(); }
 awaitable<FileClient::DeferredCounts> deferred(FileClient& c) { co_return c.deferred_counts(); }
 awaitable<uint64_t> mds_calls(FileClient& c, uint32_t method) { co_return c.mds_calls(method); }
 
+// A client, once it holds exclusive caching (alone on the file system).
+std::unique_ptr<FileClient> connect_alone(FsCluster& fs, const std::string& name) {
+  auto c = fs.connect(name);
+  REQUIRE(eventually([&] { return c->run(exclusive(*c)); }));
+  return c;
+}
+
 // The whole listing of `dir`, asked for `batch` names at a time; `between` runs after
 // the first batch.
 Status list_all(FileClient& c, uint64_t dir, uint32_t batch,
@@ -172,9 +179,8 @@ TEST_CASE("integration/file_client: two clients see each other's files through t
 
 TEST_CASE("integration/file_client: changes answered alone are predicted, then settle at a recall") {
   FsCluster fs;
-  auto a = fs.connect("a");
+  auto a = connect_alone(fs, "a");
   const uint64_t root = a->root_ino();
-  REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));
 
   auto dir = a->run(a->mknod(kRoot, root, "d", S_IFDIR | 0755, 0));
   DFS_REQUIRE_OK(dir);
@@ -212,9 +218,8 @@ TEST_CASE("integration/file_client: changes answered alone are predicted, then s
 TEST_CASE("integration/file_client: a missing attribute's removal is answered alone, an existing "
           "one's by the MDS") {
   FsCluster fs;
-  auto a = fs.connect("a");
+  auto a = connect_alone(fs, "a");
   const uint64_t root = a->root_ino();
-  REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));
   auto f = a->run(a->create(kRoot, root, "f", 0644, O_WRONLY | O_CREAT | O_EXCL));
   DFS_REQUIRE_OK(f);
   const uint64_t ino = f->inode.ino();
@@ -244,9 +249,8 @@ TEST_CASE("integration/file_client: a missing attribute's removal is answered al
 TEST_CASE("integration/file_client: a directory is listed again from memory only while nothing "
           "changed") {
   FsCluster fs;
-  auto a = fs.connect("a");
+  auto a = connect_alone(fs, "a");
   const uint64_t root = a->root_ino();
-  REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));
   auto dir = a->run(a->mknod(kRoot, root, "d", S_IFDIR | 0755, 0));
   DFS_REQUIRE_OK(dir);
   for (const char* name : {"f0", "f1", "f2"}) {
@@ -301,8 +305,7 @@ TEST_CASE("integration/file_client: a listing teaches names only if nothing coul
   }
   // A new client alone: the directory is not its own creation, so it knows its names
   // only from a listing.
-  auto a = fs.connect("a");
-  REQUIRE(eventually([&] { return a->run(exclusive(*a)); }));
+  auto a = connect_alone(fs, "a");
   DFS_REQUIRE_OK(a->run(a->lookup(kRoot, a->root_ino(), "d")));
   CHECK_FALSE(unlink_deferred(*a, dir, "f0"));  // not listed yet: the MDS decides
 
