@@ -590,6 +590,9 @@ class FileClient {
   uint64_t started_changes() const {
     return mds_.changes_started() + setattr_calls_ + rights_.generation();
   }
+  // Whether RecentListings may keep or hand out listings now: in exclusive mode, and
+  // never after a change whose outcome is unknown (the MDS may apply it at any moment).
+  bool listings_reusable() const { return exclusive_now() && mds_.uncertain_changes() == 0; }
   // A read from the start of a file that has no pieces yet: its data fetched ahead.
   void take_data_ahead(FileState& st);
 

@@ -25,25 +25,20 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
   const bool alone_at_ask = defers_in(ino);
   const RecentListings::Question question{creds.uid, creds.gid, max_entries, plus};
   std::optional<proto::ReaddirReply> reply;
-  // A change whose outcome is unknown may apply at the MDS at any moment: from then on
-  // no listing is kept or listed again.
-  const bool certain = mds_.uncertain_changes() == 0;
-  if (cookie == 0 && certain && exclusive_now()) {
-    reply = recent_.find(ino, question, started_changes());
-  }
+  if (cookie == 0 && listings_reusable()) reply = recent_.find(ino, question, started_changes());
   const bool listed_again = reply.has_value();
   // What a walk asks: a whole listing from its start, with attributes.
   const bool walk = !listed_again && plus && cookie == 0 && exclusive_now() &&
                     walk_.listings_enabled();
   if (walk) reply = co_await walk_.fetched_listing(ino, creds, max_entries);
-  if (reply && !listed_again && certain && exclusive_now() && mds_.mutations_running() == 0) {
+  if (reply && !listed_again && listings_reusable() && mds_.mutations_running() == 0) {
     // Fetched ahead and handed out only if nothing changed since it was asked for: with
     // no mutating call running now, it reflects every change started here so far.
     recent_.keep(ino, question, started_changes(), *reply);
   }
   if (!reply) {
     const uint64_t started = started_changes();
-    const bool quiet = cookie == 0 && certain && exclusive_now() && mds_.mutations_running() == 0;
+    const bool quiet = cookie == 0 && listings_reusable() && mds_.mutations_running() == 0;
     DFS_CO_AWAIT_TRY(auto fetched,
                      mds_.call<proto::ReaddirReply>(rpc::kMdsReaddir,
                                                     readdir_request(ino, cookie, max_entries, plus),
@@ -51,8 +46,7 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
     reply = std::move(fetched);
     // The call carried, or waited for, every change deferred before it; a mutating call
     // running beside it, or a change started meanwhile, may have passed it.
-    if (quiet && exclusive_now() && started_changes() == started &&
-        mds_.uncertain_changes() == 0) {
+    if (quiet && listings_reusable() && started_changes() == started) {
       recent_.keep(ino, question, started, *reply);
     }
   }

@@ -7,9 +7,9 @@ namespace dfs::client {
 void RecentListings::keep(uint64_t dir, const Question& question, uint64_t changes,
                           const proto::ReaddirReply& reply) {
   if (max_dirs_ == 0) return;
-  std::erase_if(kept_, [dir](const Kept& k) { return k.dir == dir; });
-  // Everything kept is older than this counter value, so stale: a small bound suffices.
-  std::erase_if(kept_, [changes](const Kept& k) { return k.changes != changes; });
+  // What was kept of `dir` is replaced; whatever was kept at another counter value is
+  // stale (the counter only grows): a small bound suffices.
+  std::erase_if(kept_, [&](const Kept& k) { return k.dir == dir || k.changes != changes; });
   while (kept_.size() >= max_dirs_) kept_.pop_front();
   Kept k{dir, question, changes, reply};
   for (auto& e : *k.reply.mutable_entries()) {

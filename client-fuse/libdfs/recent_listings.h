@@ -49,7 +49,6 @@ class RecentListings {
   // still at the value it was kept with; a kept listing that went stale is dropped.
   std::optional<proto::ReaddirReply> find(uint64_t dir, const Question& question,
                                           uint64_t changes);
-  void clear() { kept_.clear(); }
   size_t size() const { return kept_.size(); }
 
  private:

@@ -24,9 +24,10 @@
 // after the other, each against the committed state of the one before (numbered on
 // from its log_index), so the leader's store never holds an uncommitted entry; a group
 // that finds another committed before it (an earlier leader's) is dropped by every
-// replica and its requests fail with kUnavailable, which clients resend. A replicated rank has no early
-// ("unsafe") replies: replying once applied on the leader, with clients resending
-// uncommitted requests to a new leader, is not built (docs/design.md, "Not built yet").
+// replica and its requests fail with kUnavailable, which clients resend. A replicated
+// rank has no early ("unsafe") replies: replying once applied on the leader, with
+// clients resending uncommitted requests to a new leader, is not built
+// (docs/design.md, "Not built yet").
 // Public methods run on the I/O executor.
 #pragma once
 

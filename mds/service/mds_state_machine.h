@@ -5,9 +5,10 @@
 // decided on the state this replica has (no command applied since the one the leader
 // had applied last, `last_command_index()`), otherwise every replica drops it and the
 // proposer hears kStaleGroup. The Raft index is recorded with the writes and the batch
-// written to the store without a sync: the Raft log is what makes entries durable. After a crash the group replays its log
-// from the last snapshot; entries at or below the store's recorded Raft index are
-// skipped, so a replay never applies an entry twice.
+// written to the store without a sync: the Raft log is what makes entries durable.
+// After a crash the group replays its log from the last snapshot; entries at or below
+// the store's recorded Raft index are skipped, so a replay never applies an entry
+// twice.
 //
 // Every replica, leader included, changes its store only here, and only with committed
 // entries: a deposed leader's store never holds an entry the new leader lacks.
