@@ -69,14 +69,16 @@ echo "A owns $owned directories once quiet (bound $bound)"
 
 step "A works again in directories it gave up"
 # The first directories rsync made are the least recently used: long given up.
-mapfile -t early < <(cd "$work/src" && find . -mindepth 1 -maxdepth 2 -type d | sort | head -8)
+mapfile -t early < <(cd "$work/src" && find . -mindepth 1 -maxdepth 2 -type d | sort | sed -n 1,8p)
 for d in "${early[@]}"; do
   for i in 1 2 3; do echo "again $d $i" >"$mnt/t/$d/again.$i"; echo "again $d $i" >"$work/src/$d/again.$i"; done
   mv "$mnt/t/$d/again.1" "$mnt/t/$d/again.moved"
   mv "$work/src/$d/again.1" "$work/src/$d/again.moved"
   rm "$mnt/t/$d/again.2" "$work/src/$d/again.2"
 done
-f=$(cd "$work/src" && find . -type f -size +10k | sort | head -1)
+# sed reads to the end: head would quit early and, under pipefail, sort's SIGPIPE fail
+# the assignment.
+f=$(cd "$work/src" && find . -type f -size +10k | sort | sed -n 1p)
 head -c 100000 /dev/urandom >"$work/rewrite"
 cp "$work/rewrite" "$mnt/t/$f" && cp "$work/rewrite" "$work/src/$f"
 touch -r "$work/src/$f" "$mnt/t/$f"

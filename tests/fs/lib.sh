@@ -9,6 +9,9 @@ export DFS_BUILD_DIR="$build"
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== $(date +%T) $*"; }
+# A command that stops the script under errexit says which: the script's own line
+# (functions and subshells do not inherit the trap, their caller's line is named).
+trap 'echo "FAIL: exit status $? at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND" >&2' ERR
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (FUSE mount with allow_other, chown, mknod)"
 [ -c /dev/fuse ] || skip "no /dev/fuse"
