@@ -37,7 +37,7 @@ void MemStorage::append(const std::vector<Entry>& entries) {
 }
 
 void MemStorage::apply_snapshot(const Snapshot& snap) {
-  DFS_RAFT_CHECK(snap.meta.index > snapshot_.meta.index);
+  DFS_RAFT_CHECK(snap.meta.index >= snapshot_.meta.index);
   std::optional<Term> t = term(snap.meta.index);
   if (t && *t == snap.meta.term) {
     log_.erase(log_.begin(), log_.begin() + (snap.meta.index - snapshot_.meta.index));

@@ -40,6 +40,10 @@ struct RaftGroupOptions {
   // Compact the log into a state-machine snapshot every this many applied entries
   // (0: never). Followers that fall further behind catch up from the snapshot.
   uint64_t snapshot_every = 10000;
+  // With raft.images_on_demand: entries kept behind the compaction point, so that a
+  // follower that lags by fewer catches up from the log rather than from a whole image
+  // of the state. Ignored otherwise (an image is of the state at the point).
+  uint64_t snapshot_keep = 0;
   // Commands above this are refused: one must fit an RPC body with its envelope.
   uint64_t max_command_bytes = 1 << 20;
   int read_timeout_ticks = 40;          // a read not confirmed by then fails (kTimeout)

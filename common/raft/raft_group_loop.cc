@@ -27,6 +27,8 @@ awaitable<void> RaftGroupRuntime::tick_loop(std::shared_ptr<RaftGroupRuntime> se
 awaitable<void> RaftGroupRuntime::run(std::shared_ptr<RaftGroupRuntime> self) {
   while (!stopped_ && !failed_) {
     feed();
+    // A follower that waits for a whole image is served when nothing else is to do too.
+    if (!node_.has_ready()) attach_image_if_wanted();
     if (!node_.has_ready()) break;
     Ready rd = node_.ready();
     // A leader's appends go out now and travel while its own fsync runs: a commit
@@ -103,17 +105,42 @@ void RaftGroupRuntime::apply(const std::vector<Entry>& entries) {
   }
 }
 
+bool RaftGroupRuntime::attach_image_if_wanted() {
+  if (!node_.wants_image()) return false;
+  // A follower needs compacted entries, and the log's image only points at the state:
+  // one of the whole state as it is now (the storage writes it with the next sync).
+  const Index applied = node_.applied_index();
+  const auto started = Clock::now();
+  std::string image = sm_.full_image();
+  const size_t bytes = image.size();
+  Status st = node_.attach_image(applied, std::move(image));
+  if (!st) {
+    spdlog::warn("raft group {}: image for a follower: {}", options_.group_id,
+                 st.error().to_string());
+  } else {
+    spdlog::info("raft group {}: a follower needs compacted entries: made an image of the "
+                 "state at index {} ({} bytes) in {} ms", options_.group_id, applied, bytes,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started)
+                     .count());
+  }
+  return true;
+}
+
 void RaftGroupRuntime::after_advance() {
   complete_reads();
-  Index applied = node_.applied_index();
-  Index snap = storage_->snapshot().meta.index;
-  if (options_.snapshot_every > 0 && applied >= snap + options_.snapshot_every) {
-    // The image is of the state as of `applied`, exactly what compact() needs; the
-    // storage writes it with the next Ready's sync.
-    Status st = node_.compact(applied, sm_.snapshot());
-    if (!st) {
-      spdlog::warn("raft group {}: compaction: {}", options_.group_id, st.error().to_string());
-    }
+  if (attach_image_if_wanted()) return;
+  const Index applied = node_.applied_index();
+  // A transfer in progress would start over with a newer image.
+  if (options_.snapshot_every == 0 || node_.sending_snapshot()) return;
+  // Only a pointer may stand for the state at an earlier index: the application's state
+  // is past it, and skips the entries it comes again.
+  const uint64_t keep = options_.raft.images_on_demand ? options_.snapshot_keep : 0;
+  const Index snap = storage_->snapshot().meta.index;
+  if (applied < snap + options_.snapshot_every + keep) return;
+  // The storage writes the image with the next Ready's sync.
+  Status st = node_.compact(applied - keep, sm_.snapshot());
+  if (!st) {
+    spdlog::warn("raft group {}: compaction: {}", options_.group_id, st.error().to_string());
   }
 }
 

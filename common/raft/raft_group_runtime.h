@@ -59,6 +59,9 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   void handle_ready(Ready& rd);
   void apply(const std::vector<Entry>& entries);
   void after_advance();
+  // With images_on_demand: makes and attaches a whole image if a follower waits for one.
+  // Returns whether it did. Only between Readys (the state is at the node's applied).
+  bool attach_image_if_wanted();
   void on_role_change();
   void fail(const Error& error);
 

@@ -187,6 +187,29 @@ Status RaftNode::compact(Index index, std::string image) {
   return ok_status();
 }
 
+Status RaftNode::attach_image(Index index, std::string image) {
+  if (index > applied_ || index < storage_.snapshot().meta.index) {
+    return make_error(ErrorCode::kInvalidArgument, "image index outside [snapshot, applied]");
+  }
+  std::optional<Term> t = storage_.term(index);
+  DFS_RAFT_CHECK(t.has_value());
+  storage_.apply_snapshot(Snapshot{SnapshotMeta{index, *t, conf_at(index)}, std::move(image)});
+  must_sync_ = true;
+  sendable_image_index_ = index;
+  wants_image_ = false;
+  for (auto& [id, pr] : progress_) {
+    if (pr.state == ProgressState::kSnapshot) send_snapshot_chunk(id, pr);
+  }
+  return ok_status();
+}
+
+bool RaftNode::sending_snapshot() const {
+  for (const auto& [id, pr] : progress_) {
+    if (pr.state == ProgressState::kSnapshot) return true;
+  }
+  return false;
+}
+
 bool RaftNode::has_ready() const {
   return !early_outbox_.empty() || !outbox_.empty() || must_sync_ || need_broadcast_ ||
          installed_snapshot_ || !read_states_.empty() || commit_ > applied_ ||

@@ -63,6 +63,11 @@ struct RaftConfig {
   uint64_t snapshot_chunk_bytes = 256 * 1024;
   uint64_t max_apply_bytes = 1024 * 1024;  // committed entries per Ready
   int snapshot_resend_ticks = 3;  // resend an unacknowledged chunk after this long
+  // The application keeps its state durably itself and compacts with images that only
+  // point at it (StateMachine::snapshot): such an image is never sent. A follower that
+  // needs compacted entries waits until the owner attaches a whole image (wants_image,
+  // attach_image).
+  bool images_on_demand = false;
 };
 
 enum class Role : uint8_t { kFollower, kPreCandidate, kCandidate, kLeader };
@@ -130,6 +135,18 @@ class RaftNode {
   // state at `index`. Written to storage (synced with the next Ready).
   // Errors: kInvalidArgument (index beyond applied or not above the last snapshot).
   Status compact(Index index, std::string image);
+
+  // With images_on_demand: a follower needs compacted entries and the log's image is
+  // not a whole one. Leader only.
+  bool wants_image() const { return wants_image_ && role_ == Role::kLeader; }
+  // Replaces the log up to `index` (<= applied, at or above the last snapshot) by
+  // `image`, a whole image of the state at `index` that followers may be sent, and
+  // starts sending it to those waiting for one. Written to storage like compact().
+  // Errors: kInvalidArgument (index outside [snapshot, applied]).
+  Status attach_image(Index index, std::string image);
+  // Leader only: whether a follower is being sent a snapshot (compacting meanwhile
+  // would start its transfer over).
+  bool sending_snapshot() const;
 
   bool has_ready() const;
   Ready ready();
@@ -239,6 +256,10 @@ class RaftNode {
   std::vector<Message> outbox_;
   std::vector<ReadState> read_states_;
   std::optional<Snapshot> installed_snapshot_;
+  // With images_on_demand: the snapshot index whose stored image is a whole one (0:
+  // none), and whether a follower waits for one.
+  Index sendable_image_index_ = 0;
+  bool wants_image_ = false;
   bool must_sync_ = false;
   HardState reported_hard_state_;
 };

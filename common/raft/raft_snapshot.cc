@@ -10,6 +10,12 @@ namespace dfs::raft {
 
 void RaftNode::send_snapshot_chunk(NodeId to, Progress& pr) {
   const Snapshot& snap = storage_.snapshot();
+  if (config_.images_on_demand && snap.meta.index != sendable_image_index_) {
+    // The stored image points at the application's state: it attaches a whole one, and
+    // the transfer starts then (attach_image), or at the next resend tick.
+    wants_image_ = true;
+    return;
+  }
   if (pr.snapshot_index != snap.meta.index) {
     // Compacted again since the transfer began: restart with the newer image.
     pr.become_snapshot(snap.meta.index);
@@ -60,6 +66,7 @@ void RaftNode::install_snapshot(Snapshot snap) {
   forget_synced_from(storage_.first_index());  // the whole log is replaced
   storage_.apply_snapshot(snap);
   must_sync_ = true;
+  sendable_image_index_ = snap.meta.index;  // a whole image: the leader sent it
   commit_ = snap.meta.index;
   // Every entry up to commit_ was handed out and advanced before this step (ready and
   // advance are never separated by a step), so the image simply replaces them.

@@ -19,12 +19,20 @@ class StateMachine {
   // disk store batches unsynced writes; the raft log is what makes them durable).
   virtual std::string apply(Index index, std::string_view command) = 0;
 
-  // An image of the state as of the last applied index, for log compaction. A large
-  // state is better handed over as a small pointer (a checkpoint name) than as bytes.
+  // An image of the state as of the last applied index, for log compaction. With
+  // RaftConfig::images_on_demand it only points at the state, which the application
+  // keeps durably itself (synced before this returns), and may be empty: compacting then
+  // costs no copy of the state, whose size does not matter.
   virtual std::string snapshot() = 0;
 
+  // With images_on_demand: a whole image of the state as of the last applied index, for
+  // a follower that needs compacted entries. Rare, and may cost a scan of the state.
+  virtual std::string full_image() { return snapshot(); }
+
   // Replaces the whole state by `image`, taken at `index`: at start-up from the log's
-  // snapshot, and when a snapshot is installed from the leader.
+  // snapshot (with images_on_demand possibly a pointer: the state is already at or past
+  // `index`, and entries up to where it is come again), and when a snapshot is
+  // installed from the leader (always a whole image).
   virtual void restore(Index index, std::string_view image) = 0;
 };
 

@@ -46,7 +46,8 @@ class RaftLogStorage {
 
   // Replaces the snapshot. If the log holds snap.meta.index at snap.meta.term the
   // entries after it are kept (log compaction); otherwise the whole log is dropped
-  // (a snapshot installed from the leader). Requires: index above the current one.
+  // (a snapshot installed from the leader). Requires: index at or above the current
+  // one (at it: another image of the same state).
   virtual void apply_snapshot(const Snapshot& snap) = 0;
 
   // Makes every write so far durable. Errors: kIoError (sticky).

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "mds/ops/meta_view.h"
@@ -81,6 +82,12 @@ std::string MdsStateMachine::apply(raft::Index index, std::string_view command) 
 std::string MdsStateMachine::snapshot() {
   Status synced = store_.sync();
   if (!synced) fail_stop(applied_, "store sync for a snapshot failed: " + synced.error().to_string());
+  return {};
+}
+
+std::string MdsStateMachine::full_image() {
+  Status synced = store_.sync();
+  if (!synced) fail_stop(applied_, "store sync for an image failed: " + synced.error().to_string());
   auto all = scan_all(store_);
   if (!all) fail_stop(applied_, "store scan for a snapshot failed: " + all.error().to_string());
   proto::MdsStoreImage image;
@@ -93,6 +100,11 @@ std::string MdsStateMachine::snapshot() {
 
 void MdsStateMachine::restore(raft::Index index, std::string_view bytes) {
   if (index <= applied_) return;
+  if (bytes.empty()) {
+    fail_stop(index, fmt::format("the log was compacted at raft index {} with the store as its "
+                                 "image, but the store has applied only up to {}: it lost "
+                                 "synced writes", index, applied_));
+  }
   proto::MdsStoreImage image;
   if (!image.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
       image.keys_size() != image.values_size()) {
@@ -105,20 +117,27 @@ void MdsStateMachine::restore(raft::Index index, std::string_view bytes) {
   for (int i = 0; i < image.keys_size(); ++i) {
     batch.put(std::move(*image.mutable_keys(i)), std::move(*image.mutable_values(i)));
   }
-  GroupTxn txn(store_);
-  txn.begin_entry();
-  MetaWriter(txn).set_counter(kRaftApplied, index);
-  txn.commit_entry();
-  WriteBatch applied_index = txn.batch();
-  for (const auto& op : applied_index.ops()) batch.put(op.key, op.value);
   Status written = store_.write(batch, /*sync=*/true);
   if (!written) fail_stop(index, "store write of a snapshot failed: " + written.error().to_string());
-  applied_ = index;
-  // The image's own, written by the last command before it.
+  // The image's own counters, written by the last command in it. Its Raft index may be
+  // past `index` (the leader's store was ahead of its log, replaying after a restart:
+  // the entries up to it are skipped when they come) or below it (taken at Raft's own
+  // entries, which never reach apply()).
+  auto image_applied = read_counter(store_, kRaftApplied);
   auto last_command = read_counter(store_, kRaftLastCommand);
-  if (!last_command) {
-    fail_stop(index, "reading a restored snapshot: " + last_command.error().to_string());
+  if (!image_applied || !last_command) {
+    fail_stop(index, "reading a restored snapshot: " +
+                         (image_applied ? last_command : image_applied).error().to_string());
   }
+  if (*image_applied < index) {
+    GroupTxn txn(store_);
+    txn.begin_entry();
+    MetaWriter(txn).set_counter(kRaftApplied, index);
+    txn.commit_entry();
+    Status moved = store_.write(txn.batch(), /*sync=*/true);
+    if (!moved) fail_stop(index, "store write of a snapshot failed: " + moved.error().to_string());
+  }
+  applied_ = std::max<raft::Index>(index, *image_applied);
   last_command_ = *last_command;
   spdlog::info("metadata replica restored a snapshot at raft index {} ({} keys)", index,
                image.keys_size());

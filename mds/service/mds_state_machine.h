@@ -37,11 +37,16 @@ class MdsStateMachine final : public raft::StateMachine {
   Status load();
 
   std::string apply(raft::Index index, std::string_view command) override;
-  // Syncs the store (the log below the image may then be dropped) and returns every
-  // key and value as an MdsStoreImage.
+  // Syncs the store, which is then its own image (the log below it may be dropped), and
+  // returns an empty image that points at it: compacting copies nothing.
   std::string snapshot() override;
+  // Syncs the store and returns every key and value as an MdsStoreImage, for a follower
+  // that needs compacted entries.
+  std::string full_image() override;
   // Replaces the store's contents by the image, unless the store has already applied
-  // `index` (a restart: the image is the state it holds).
+  // `index` (a restart: the image, whole or a pointer, is the state it holds). A
+  // pointer to a state the store does not have (it lost synced writes) stops the
+  // process.
   void restore(raft::Index index, std::string_view image) override;
 
   raft::Index applied_index() const { return applied_; }

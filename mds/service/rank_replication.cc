@@ -71,6 +71,8 @@ Status RankReplication::start(asio::any_io_executor executor, asio::thread_pool&
   group.raft.id = options_.id;
   group.tick_interval = options_.raft_tick;
   group.snapshot_every = options_.snapshot_every;
+  group.snapshot_keep = options_.snapshot_keep;
+  group.raft.images_on_demand = true;  // the store is the image: MdsStateMachine::snapshot
   // One command is one commit group: up to the committer's 512 KiB, or one entry of any
   // size an MDS request allows (an inline write of up to inline_threshold, at most 1 MiB).
   group.max_command_bytes = 3u << 20;

@@ -28,7 +28,12 @@ struct ReplicationOptions {
   std::vector<RankReplica> replicas;  // all of them, this one included
   std::string raft_dir;               // the Raft log's RocksDB
   Duration raft_tick{50};
-  uint64_t snapshot_every = 20000;    // Raft entries (commit groups) between snapshots
+  // The log is compacted every snapshot_every commit groups, keeping snapshot_keep
+  // behind the compaction point for followers that lag; its image is the store itself
+  // (a whole one is made only for a follower further behind). The log, in memory until
+  // compacted, holds up to their sum; a group is at most 3 MiB, mostly far less.
+  uint64_t snapshot_every = 1000;
+  uint64_t snapshot_keep = 1000;
 };
 
 class RankReplication {

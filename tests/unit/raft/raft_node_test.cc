@@ -360,6 +360,43 @@ TEST_CASE("raft/snapshot: a lagging follower installs a snapshot sent in chunks"
   CHECK(c.node(lagging).commit_index() == c.node(l).commit_index());
 }
 
+TEST_CASE("raft/snapshot: a pointer image is never sent, a whole one is made on demand") {
+  RaftConfig cfg;
+  cfg.snapshot_chunk_bytes = 100;
+  cfg.images_on_demand = true;
+  TestCluster c(3, cfg);
+  NodeId l = c.elect();
+  NodeId lagging = l == 3 ? 2 : 3;
+  c.isolate(lagging);
+  for (int i = 0; i < 20; ++i) REQUIRE(c.node(l).propose("cmd" + std::to_string(i)));
+  c.tick(l);
+  REQUIRE(c.node(l).applied_index() == 21);
+  // Compacted below what it applied, with an image that only points at the state.
+  REQUIRE(c.node(l).compact(15, "").has_value());
+  CHECK(!c.node(l).wants_image());
+  c.heal();
+  c.tick_all(5);
+  // The lagging follower needs entries up to 15: nothing is sent until an image is.
+  CHECK(c.delivered_by_type[MessageType::kSnapshot] == 0);
+  CHECK(c.node(l).wants_image());
+  CHECK(c.node(l).sending_snapshot());
+  CHECK(!c.peer(lagging).restored.has_value());
+  const Index at = c.node(l).applied_index();
+  std::string image(250, 'w');
+  REQUIRE(c.node(l).attach_image(at, image).has_value());
+  CHECK(!c.node(l).wants_image());
+  c.tick_all(10);
+  CHECK(c.delivered_by_type[MessageType::kSnapshot] >= 3);
+  auto& p = c.peer(lagging);
+  REQUIRE(p.restored.has_value());
+  CHECK(p.restored->meta.index == at);
+  CHECK(p.restored->data == image);
+  CHECK(!c.node(l).sending_snapshot());
+  CHECK(c.node(lagging).commit_index() == c.node(l).commit_index());
+  // An image below the last snapshot is refused.
+  CHECK(c.node(l).attach_image(at - 1, image).error().code() == ErrorCode::kInvalidArgument);
+}
+
 TEST_CASE("raft/membership: add and remove one voter at a time") {
   TestCluster c(3, {}, /*extra=*/1);
   NodeId l = c.elect();
