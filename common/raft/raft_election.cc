@@ -30,6 +30,7 @@ void RaftNode::become_follower(Term term, NodeId leader) {
   leader_ = leader;
   votes_.clear();
   progress_.clear();
+  wants_image_ = false;
   pending_reads_.clear();
   abort_transfer();
   need_broadcast_ = false;

@@ -205,7 +205,7 @@ Status RaftNode::attach_image(Index index, std::string image) {
 
 bool RaftNode::sending_snapshot() const {
   for (const auto& [id, pr] : progress_) {
-    if (pr.state == ProgressState::kSnapshot) return true;
+    if (pr.state == ProgressState::kSnapshot && pr.recent_active) return true;
   }
   return false;
 }

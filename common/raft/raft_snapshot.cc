@@ -11,9 +11,10 @@ namespace dfs::raft {
 void RaftNode::send_snapshot_chunk(NodeId to, Progress& pr) {
   const Snapshot& snap = storage_.snapshot();
   if (config_.images_on_demand && snap.meta.index != sendable_image_index_) {
-    // The stored image points at the application's state: it attaches a whole one, and
-    // the transfer starts then (attach_image), or at the next resend tick.
-    wants_image_ = true;
+    // The stored image points at the application's state: the owner attaches a whole
+    // one (attach_image), and the transfer starts then. Only for a follower that answers:
+    // one that is down would cost an image per compaction and receive none of them.
+    if (pr.recent_active) wants_image_ = true;
     return;
   }
   if (pr.snapshot_index != snap.meta.index) {
