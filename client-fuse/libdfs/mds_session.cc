@@ -195,7 +195,6 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<DeferredOp> ite
       out->set_method(items[i].method);
       out->set_body(items[i].body);
     }
-    batch.set_last_deferred(items[end - 1].done != nullptr);
     const auto deferred = std::count_if(items.begin() + first, items.begin() + end,
                                         [](const DeferredOp& d) { return d.done != nullptr; });
     const bool carries_deferred = deferred > 0;

@@ -601,12 +601,13 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   }
   for (int i = together; i < n; ++i) {
     auto& item = *batch.mutable_items(i);
-    // A deferred change waits for the rights it needs, as a group's items do: the client
-    // answered for it already, and sent back it would be lost. Only the client's own
-    // request, the last item, goes back to be sent alone.
-    const bool deferred = i < n - 1 || batch.last_deferred();
-    results.push_back(co_await serve(item.method(), std::move(*item.mutable_body()), conn,
-                                     deferred ? Claims::kWait : Claims::kSendBack));
+    if (!results.empty() && !results.back() &&
+        results.back().error().code() == ErrorCode::kWouldBlock) {
+      results.push_back(results.back());  // nothing runs ahead of an item sent back
+      continue;
+    }
+    results.push_back(
+        co_await serve(item.method(), std::move(*item.mutable_body()), conn, Claims::kSendBack));
   }
   // An item refused for a passing reason (this replica stopped leading mid-batch) fails
   // the whole batch, which the client resends as it is: items that committed are answered

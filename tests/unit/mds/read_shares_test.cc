@@ -197,51 +197,6 @@ TEST_CASE("mds/read shares: a truncate, a touch, a write and an O_CREAT open rec
   CHECK_FALSE(open_to_read(h, kB, f.file));  // A holds it open as a writer
 }
 
-// A batch of A's with one item, the unlink of `name` in the root.
-proto::BatchRequest unlink_batch(MdsHarness& h, const std::string& name, bool last_deferred) {
-  proto::UnlinkRequest unlink;
-  *unlink.mutable_header() = header_of(h, kA);
-  unlink.set_parent(kRootIno);
-  unlink.set_name(name);
-  proto::BatchRequest batch;
-  auto* item = batch.add_items();
-  item->set_method(rpc::kMdsUnlink);
-  item->set_body(unlink.SerializeAsString());
-  batch.set_last_deferred(last_deferred);
-  return batch;
-}
-
-TEST_CASE("mds/read shares: a deferred change waits for the recall, a batch's own request goes back") {
-  Fixture f;
-  auto& h = f.h;
-  auto other = h.create(kRootIno, "other");
-  DFS_REQUIRE_OK(other);
-  CHECK(open_to_read(h, kB, f.file));
-  release(h, kB, f.file);
-  CHECK(open_to_read(h, kB, other->ino()));
-  release(h, kB, other->ino());
-
-  // The client's own request, last in a batch, is sent back to be sent alone.
-  auto sent_back = h.call<proto::BatchReply>(rpc::kMdsBatch, unlink_batch(h, "other", false));
-  DFS_REQUIRE_OK(sent_back);
-  REQUIRE(sent_back->results_size() == 1);
-  CHECK(sent_back->results(0).code() == static_cast<uint32_t>(ErrorCode::kWouldBlock));
-  DFS_REQUIRE_OK(h.lookup(kRootIno, "other"));
-  if (const uint64_t seq = pending_recall(h, kB)) acknowledge(h, kB, seq);  // its recall
-  h.run_for(Duration(50));
-
-  // A deferred change, alone in its batch (a push of what was deferred), was answered
-  // for already: it waits for B's share to go, and applies.
-  PendingReply pushed;
-  start_request(h, rpc::kMdsBatch, unlink_batch(h, "shared", true), &pushed);
-  answer_recall_of(h, kB, pushed);
-  proto::BatchReply reply;
-  REQUIRE(reply.ParseFromString((*pushed.reply)->body));
-  REQUIRE(reply.results_size() == 1);
-  CHECK(reply.results(0).code() == 0);
-  CHECK(h.lookup(kRootIno, "shared").error().code() == ErrorCode::kNotFound);
-}
-
 TEST_CASE("mds/read shares: an owned file is not shared, and a shared file is not owned") {
   Fixture f;
   auto& h = f.h;
