@@ -119,10 +119,12 @@ int main(int argc, char** argv) {
     r.raft_dir = data + "/raft";
     // The Raft log is compacted every raft_compact_every groups, keeping raft_compact_keep
     // for followers that lag; one further behind is sent a whole image of the store.
-    auto every = config.get_int(section, "raft_compact_every", static_cast<int64_t>(r.snapshot_every));
+    auto every =
+        config.get_int(section, "raft_compact_every", static_cast<int64_t>(r.snapshot_every));
     if (!every) return fail(every.error().to_string());
     if (*every < 1) return fail("raft_compact_every must be at least 1");
-    auto keep = config.get_int(section, "raft_compact_keep", static_cast<int64_t>(r.snapshot_keep));
+    auto keep =
+        config.get_int(section, "raft_compact_keep", static_cast<int64_t>(r.snapshot_keep));
     if (!keep) return fail(keep.error().to_string());
     if (*keep < 0) return fail("raft_compact_keep must not be negative");
     r.snapshot_every = static_cast<uint64_t>(*every);

@@ -28,6 +28,7 @@ struct Progress {
   Index snapshot_index = 0;      // kSnapshot: image being shipped
   uint64_t snapshot_offset = 0;  // kSnapshot: bytes the follower acknowledged
   int snapshot_idle_ticks = 0;   // kSnapshot: ticks since the last chunk was sent
+  int snapshot_silent_ticks = 0; // kSnapshot: ticks since the follower last answered one
 
   bool paused(size_t max_inflight) const {
     switch (state) {
@@ -56,6 +57,7 @@ struct Progress {
     snapshot_index = index;
     snapshot_offset = 0;
     snapshot_idle_ticks = 0;
+    snapshot_silent_ticks = 0;
     inflight.clear();
   }
 

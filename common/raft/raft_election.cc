@@ -170,10 +170,9 @@ void RaftNode::tick_leader() {
     }
   }
   for (auto& [id, pr] : progress_) {
-    if (pr.state == ProgressState::kSnapshot &&
-        ++pr.snapshot_idle_ticks >= config_.snapshot_resend_ticks) {
-      send_snapshot_chunk(id, pr);
-    }
+    if (pr.state != ProgressState::kSnapshot) continue;
+    ++pr.snapshot_silent_ticks;
+    if (++pr.snapshot_idle_ticks >= config_.snapshot_resend_ticks) send_snapshot_chunk(id, pr);
   }
   if (heartbeat_elapsed_ >= config_.heartbeat_ticks) {
     heartbeat_elapsed_ = 0;

@@ -205,7 +205,11 @@ Status RaftNode::attach_image(Index index, std::string image) {
 
 bool RaftNode::sending_snapshot() const {
   for (const auto& [id, pr] : progress_) {
-    if (pr.state == ProgressState::kSnapshot && pr.recent_active) return true;
+    if (pr.state != ProgressState::kSnapshot) continue;
+    // A whole image on its way (with images_on_demand, not a wait for one) to a follower
+    // that answered a chunk within an election timeout.
+    const bool image = !config_.images_on_demand || pr.snapshot_index == sendable_image_index_;
+    if (image && pr.snapshot_silent_ticks < config_.election_ticks) return true;
   }
   return false;
 }

@@ -144,8 +144,9 @@ class RaftNode {
   // starts sending it to those waiting for one. Written to storage like compact().
   // Errors: kInvalidArgument (index outside [snapshot, applied]).
   Status attach_image(Index index, std::string image);
-  // Leader only: whether a follower that answers is being sent a snapshot (compacting
-  // meanwhile would start its transfer over; one that is down must not stop compaction).
+  // Leader only: whether a snapshot is being sent to a follower that answered a chunk
+  // within an election timeout (compacting meanwhile would start the transfer over;
+  // one that is down must not hold compaction back).
   bool sending_snapshot() const;
 
   bool has_ready() const;

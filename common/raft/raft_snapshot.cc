@@ -83,6 +83,7 @@ void RaftNode::handle_snapshot_response(const Message& m) {
   pr.recent_active = true;
   if (pr.state != ProgressState::kSnapshot || m.snapshot.index != pr.snapshot_index) return;
   if (m.offset < pr.snapshot_offset && m.offset != 0) return;  // stale acknowledgement
+  pr.snapshot_silent_ticks = 0;
   pr.snapshot_offset = m.offset;
   send_snapshot_chunk(m.from, pr);
 }

@@ -13,8 +13,8 @@
 source "$(dirname "$0")/lib.sh"
 
 start_cluster --mds 3 --mds-conf "raft_compact_every = 40" --mds-conf "raft_compact_keep = 20"
-active_mds() {
-  dfs_cli status --format json 2>/dev/null |
+active_mds() {  # nothing while the monitors cannot say
+  { dfs_cli status --format json 2>/dev/null || true; } |
     sed -n 's/^ *{"name": "\(mds\.[a-z0-9]*\)".*"rank": 0,.*"active": true.*/\1/p' | sed -n 1p
 }
 # wait_for_log FILE PATTERN WHAT: up to 60 s for PATTERN to appear in FILE.
@@ -58,6 +58,7 @@ rsync -aHAX --numeric-ids "$work/src/" "$mnt/t2/" || fail "rsync t2 failed"
 sync -f "$mnt/t2"
 
 step "killing $leader and starting $other: only $behind has every group"
+[ "$(active_mds)" = "$leader" ] || fail "rank 0's active MDS is '$(active_mds)', not $leader"
 unmount_client
 "$repo/tools/dfs-dev" kill "$leader" --dir "$cluster" >/dev/null
 "$repo/tools/dfs-dev" start "$other" --dir "$cluster" >/dev/null

@@ -222,8 +222,11 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
     CHECK(sm.snapshot().empty());
     MdsStateMachine restarted(*replica, fs);
     DFS_REQUIRE_OK(restarted.load());
-    restarted.restore(groups.size() - 1, "");  // compacted a group below what it applied
-    for (size_t i = groups.size() - 1; i < groups.size(); ++i) restarted.apply(i + 1, groups[i]);
+    // Compacted three groups below what it applied: they come again, and applied twice
+    // their mkdirs would fail (EEXIST) and stop the process.
+    REQUIRE(groups.size() > 3);
+    restarted.restore(groups.size() - 3, "");
+    for (size_t i = groups.size() - 3; i < groups.size(); ++i) restarted.apply(i + 1, groups[i]);
     CHECK(restarted.applied_index() == groups.size());
     CHECK(replicated_state(*replica) == leader);
   }
