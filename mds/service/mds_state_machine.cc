@@ -79,15 +79,21 @@ std::string MdsStateMachine::apply(raft::Index index, std::string_view command) 
   return result;
 }
 
-std::string MdsStateMachine::snapshot() {
+void MdsStateMachine::sync_store(std::string_view purpose) {
   Status synced = store_.sync();
-  if (!synced) fail_stop(applied_, "store sync for a snapshot failed: " + synced.error().to_string());
+  if (!synced) {
+    fail_stop(applied_,
+              fmt::format("store sync for {} failed: {}", purpose, synced.error().to_string()));
+  }
+}
+
+std::string MdsStateMachine::snapshot() {
+  sync_store("a snapshot");
   return {};
 }
 
 std::string MdsStateMachine::full_image() {
-  Status synced = store_.sync();
-  if (!synced) fail_stop(applied_, "store sync for an image failed: " + synced.error().to_string());
+  sync_store("an image");
   auto all = scan_all(store_);
   if (!all) fail_stop(applied_, "store scan for a snapshot failed: " + all.error().to_string());
   proto::MdsStoreImage image;

@@ -19,6 +19,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <string_view>
 
 #include "common/raft/state_machine.h"
 #include "mds/ops/op_context.h"
@@ -57,6 +59,9 @@ class MdsStateMachine final : public raft::StateMachine {
 
  private:
   [[noreturn]] void fail_stop(raft::Index index, const std::string& why);
+  // Syncs the store, or stops the process: an image must not point at writes the disk
+  // may not have. `purpose` names what the sync is for in the reason.
+  void sync_store(std::string_view purpose);
 
   MetaStore& store_;
   FsSettings fs_;

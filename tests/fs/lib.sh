@@ -157,6 +157,12 @@ fill_names() {
 
 # dfs_cli ARGS...: the dfs command line against the test's cluster.
 dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 10 "$@"; }
+# active_mds: the daemon the map shows active for rank 0 (mds.a, mds.b...), or nothing
+# while the monitors cannot say.
+active_mds() {
+  { dfs_cli status --format json 2>/dev/null || true; } |
+    sed -n 's/^ *{"name": "\(mds\.[a-z0-9]*\)".*"rank": 0,.*"active": true.*/\1/p' | sed -n 1p
+}
 
 cleanup() {  # cleanup [EXIT_STATUS]: as an EXIT trap, the script's own status
   local rc=${1:-$?}

@@ -13,10 +13,6 @@
 source "$(dirname "$0")/lib.sh"
 
 start_cluster --mds 3 --mds-conf "raft_compact_every = 40" --mds-conf "raft_compact_keep = 20"
-active_mds() {  # nothing while the monitors cannot say
-  { dfs_cli status --format json 2>/dev/null || true; } |
-    sed -n 's/^ *{"name": "\(mds\.[a-z0-9]*\)".*"rank": 0,.*"active": true.*/\1/p' | sed -n 1p
-}
 # wait_for_log FILE PATTERN WHAT: up to 60 s for PATTERN to appear in FILE.
 wait_for_log() {
   for _ in $(seq 1 600); do

@@ -28,11 +28,6 @@ rsync_limit_s=300  # rsync running longer than this after the cut is a hang, not
 source "$(dirname "$0")/netns_lib.sh"
 
 dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 5 "$@"; }
-# The MDS that the map names active for rank 0, from `dfs status --format json`.
-active_mds() {
-  dfs_cli status --format json 2>/dev/null |
-    sed -n 's/^ *{"name": "\(mds\.[a-z0-9]*\)".*"rank": 0,.*"active": true.*/\1/p' | head -1
-}
 # NAME's entry in the mds list of `dfs status --format json` (one line), or nothing.
 mds_entry() { dfs_cli status --format json 2>/dev/null | grep "{\"name\": \"$1\"" || true; }
 # How often NAME has logged that it joined the map as a standby.
