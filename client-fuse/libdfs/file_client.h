@@ -24,6 +24,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +42,7 @@
 #include "client-fuse/libdfs/object_client.h"
 #include "client-fuse/libdfs/object_io.h"
 #include "client-fuse/libdfs/open_files.h"
+#include "client-fuse/libdfs/pending_touches.h"
 #include "client-fuse/libdfs/striping.h"
 #include "client-fuse/libdfs/walk_ahead.h"
 
@@ -193,6 +195,9 @@ class FileClient {
     const DeferredQueue& q = mds_.deferred_queue();
     return {q.predicted(), mds_.deferred_sent(), q.settled(), q.failed()};
   }
+  // Listings, lookups and getattrs that went to the MDS alone, ahead of deferred changes
+  // that could not change their answers. I/O thread only.
+  uint64_t reads_ahead_of_deferred() const { return reads_ahead_of_deferred_; }
   // The calls of MDS method `method` (common/rpc/methods.h) made so far. I/O thread only.
   uint64_t mds_calls(uint32_t method) const {
     auto it = mds_.stats().find(method);
@@ -582,6 +587,15 @@ class FileClient {
                    const DirCache::ListingStamp& stamp, const proto::ReaddirReply& reply);
   proto::ReaddirRequest readdir_request(Ino ino, uint64_t cookie, uint32_t max_entries,
                                         bool plus) const;
+  // Whether no deferred change of this mount awaiting the MDS names `ino` (PendingTouches,
+  // and attribute changes answered here): a read of it may go ahead of them.
+  bool untouched(Ino ino) const { return !touched_.touched(ino) && !known_.attrs_pending(ino); }
+  // A listing of `dir` asked for alone, ahead of the deferred changes awaiting the MDS,
+  // when none of them names `dir` (an error is the answer too); nullopt when it may not
+  // go alone, or when a change names one of the entries it shows (their attributes
+  // there may be older than this mount's): the caller asks with the changes.
+  awaitable<std::optional<Result<proto::ReaddirReply>>> readdir_ahead_of_deferred(
+      const Creds& creds, Ino dir, uint64_t cookie, uint32_t max_entries, bool plus);
   // Moves whenever anything may have changed through this client: a listing fetched
   // ahead is used only if it has not moved since the listing was asked for.
   uint64_t changes() const { return mds_.visible_changes() + setattr_calls_; }
@@ -611,6 +625,10 @@ class FileClient {
   KnownInodes known_;
   uint64_t deferred_push_bytes_ = 0;  // data in queued or unanswered deferred pushes
   DeferredErrors deferred_errors_;  // failed deferred changes, until an fsync asks
+  PendingTouches touched_;  // what the queued and unanswered deferred changes name
+  // Listings, lookups and getattrs asked for alone, ahead of deferred changes that could
+  // not change their answers (readdir_ahead_of_deferred, mds_inode_shared): for the log.
+  uint64_t reads_ahead_of_deferred_ = 0;
   bool deferred_flush_scheduled_ = false;
   std::shared_ptr<asio::steady_timer> deferred_timer_;
   DirCache dirs_;  // names of directories we created: negative lookups answered here
@@ -660,8 +678,33 @@ awaitable<Result<proto::Inode>> FileClient::mds_inode_shared(uint32_t method, Re
                                                              const Creds& creds) {
   request.set_share(asks_to_share());
   const ShareAsked asked = share_asked();
-  DFS_CO_AWAIT_TRY(auto reply,
-                   mds_.call<proto::InodeReply>(method, std::move(request), creds, false));
+  std::optional<Result<proto::InodeReply>> answered;
+  // Ahead of the deferred changes when none names the name looked up (or the inode asked
+  // about) nor the inode answered, and none changes the directory looked in (it may not
+  // exist at the MDS yet, or its permissions may change): they cannot change the answer.
+  const bool ahead = [this, &request] {
+    if (!mds_.deferred_queue().pending()) return false;
+    if constexpr (std::is_same_v<Req, proto::LookupRequest>) {
+      // Changes of other names in the directory do not matter to this one.
+      return !touched_.changed(request.parent()) && !known_.attrs_pending(request.parent()) &&
+             !touched_.named(request.parent(), request.name());
+    } else {
+      return untouched(request.ino());
+    }
+  }();
+  if (ahead) {
+    auto alone = co_await mds_.call_alone<proto::InodeReply>(method, request, creds, false);
+    // An error is the answer too (a missing name stays missing whatever is pending).
+    if (!alone || untouched(alone->inode().ino())) {
+      answered = std::move(alone);
+      ++reads_ahead_of_deferred_;
+    }
+  }
+  if (!answered) {
+    answered = co_await mds_.call<proto::InodeReply>(method, std::move(request), creds, false);
+  }
+  if (!*answered) co_return unexpected(std::move(*answered).error());
+  proto::InodeReply& reply = **answered;
   proto::Inode inode = inode_answered(reply);
   if (reply.read_shared()) take_share(inode, asked);
   co_return inode;

@@ -494,6 +494,8 @@ awaitable<Status> FileClient::shutdown() {
   spdlog::info("deferred changes sent: {} in {} batches ({} applied, {} failed)",
                mds_.deferred_sent(), mds_.batches_sent(), mds_.deferred_queue().settled(),
                mds_.deferred_queue().failed());
+  spdlog::info("listings, lookups and getattrs asked for ahead of deferred changes: {}",
+               reads_ahead_of_deferred_);
   if (io_.behind_writes() > 0) {
     spdlog::info("object writes acknowledged before the OSDs had them: {}, of them failed: {}",
                  io_.behind_writes(), io_.behind_failures());

@@ -63,11 +63,14 @@ class MdsSession {
   size_t calls_running() const { return calls_.running(); }
   awaitable<void> answers_settled(uint64_t mark) { return calls_.settled(mark); }
 
-  // For the on_new_instance hook only: `request` goes at once, alone. The hook runs
-  // inside the connection attempt of a call that may be a batch of deferred changes;
-  // waiting for that batch would deadlock, and carrying changes deferred after it, or
-  // letting any other call pass it while the hook runs, would reorder them (a rename
-  // whose file's create was in that batch failed with "no entry" after a failover).
+  // `request` goes at once, alone, passing the deferred changes queued or in flight.
+  // For two callers only:
+  //   - the on_new_instance hook. It runs inside the connection attempt of a call that
+  //     may be a batch of deferred changes; waiting for that batch would deadlock, and
+  //     carrying changes deferred after it, or letting any other mutating call pass it
+  //     while the hook runs, would reorder them (a rename whose file's create was in
+  //     that batch failed with "no entry" after a failover);
+  //   - a read none of those changes can affect (FileClient::readdir_ahead_of_deferred).
   template <class Resp, class Req>
   awaitable<Result<Resp>> call_alone(uint32_t method, Req request, const Creds& creds,
                                      bool mutating) {

@@ -39,11 +39,13 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
   if (!reply) {
     const uint64_t started = started_changes();
     const bool quiet = cookie == 0 && listings_reusable() && mds_.mutations_running() == 0;
-    DFS_CO_AWAIT_TRY(auto fetched,
-                     mds_.call<proto::ReaddirReply>(rpc::kMdsReaddir,
-                                                    readdir_request(ino, cookie, max_entries, plus),
-                                                    creds, false));
-    reply = std::move(fetched);
+    auto fetched = co_await readdir_ahead_of_deferred(creds, ino, cookie, max_entries, plus);
+    if (!fetched) {
+      fetched = co_await mds_.call<proto::ReaddirReply>(
+          rpc::kMdsReaddir, readdir_request(ino, cookie, max_entries, plus), creds, false);
+    }
+    if (!*fetched) co_return unexpected(std::move(*fetched).error());
+    reply = std::move(**fetched);
     // The call carried, or waited for, every change deferred before it; a mutating call
     // running beside it, or a change started meanwhile, may have passed it.
     if (quiet && listings_reusable() && started_changes() == started) {
@@ -72,6 +74,23 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
     walk_.start_data();
   }
   co_return std::move(*reply);
+}
+
+awaitable<std::optional<Result<proto::ReaddirReply>>> FileClient::readdir_ahead_of_deferred(
+    const Creds& creds, Ino dir, uint64_t cookie, uint32_t max_entries, bool plus) {
+  // With nothing deferred the call goes alone anyway. Under rm -rf each directory's
+  // listing would otherwise carry the unlinks of the one before and wait for their
+  // commit (on the replicated rank, a majority's log sync).
+  if (!mds_.deferred_queue().pending() || !untouched(dir)) co_return std::nullopt;
+  auto alone = co_await mds_.call_alone<proto::ReaddirReply>(
+      rpc::kMdsReaddir, readdir_request(dir, cookie, max_entries, plus), creds, false);
+  if (alone) {
+    for (const auto& e : alone->entries()) {
+      if (!is_dot(e.name()) && !untouched(e.ino())) co_return std::nullopt;
+    }
+  }
+  ++reads_ahead_of_deferred_;
+  co_return std::move(alone);
 }
 
 DirCache::ListingStamp FileClient::listing_stamp() const {
