@@ -70,7 +70,8 @@ class MdsSession {
   //     carrying changes deferred after it, or letting any other mutating call pass it
   //     while the hook runs, would reorder them (a rename whose file's create was in
   //     that batch failed with "no entry" after a failover);
-  //   - a read none of those changes can affect (FileClient::readdir_ahead_of_deferred).
+  //   - a read none of those changes can affect (FileClient::readdir_ahead_of_deferred and
+  //     FileClient::mds_inode_shared).
   template <class Resp, class Req>
   awaitable<Result<Resp>> call_alone(uint32_t method, Req request, const Creds& creds,
                                      bool mutating) {

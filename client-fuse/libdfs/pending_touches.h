@@ -10,12 +10,10 @@
 // counted here. Pure state, owned by the FileClient on its I/O thread.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 namespace dfs::client {

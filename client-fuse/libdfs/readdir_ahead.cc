@@ -46,8 +46,9 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
     }
     if (!*fetched) co_return unexpected(std::move(*fetched).error());
     reply = std::move(**fetched);
-    // The call carried, or waited for, every change deferred before it; a mutating call
-    // running beside it, or a change started meanwhile, may have passed it.
+    // The call carried, or waited for, every change deferred before it, or went ahead of
+    // changes that leave it alone; a mutating call running beside it, or a change
+    // started meanwhile, may have passed it.
     if (quiet && listings_reusable() && started_changes() == started) {
       recent_.keep(ino, question, started, *reply);
     }
