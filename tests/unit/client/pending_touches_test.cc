@@ -6,7 +6,8 @@
 namespace dfs::client {
 namespace {
 
-TEST_CASE("client/pending_touches: a change names its directories, inodes and names until answered") {
+TEST_CASE("client/pending_touches: a change names its directories, inodes and names until "
+          "answered") {
   PendingTouches touches;
   const PendingTouches::Change unlink{{10}, {11}, {{10, "f"}}};
   touches.add(unlink);
