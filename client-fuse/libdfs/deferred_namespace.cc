@@ -36,16 +36,23 @@ void FileClient::adopt_prediction(const proto::Inode& inode) {
 
 namespace {
 
-// The names a deferred request adds, removes or moves.
+// The names a deferred request adds, removes or moves: none for the requests that change
+// an inode only (xattrs, data pushes, releases).
 template <class Req>
-std::vector<PendingTouches::Name> names_of(const Req& request) {
-  if constexpr (requires { request.new_name(); }) {
-    return {{request.parent(), request.name()}, {request.new_parent(), request.new_name()}};
-  } else if constexpr (requires { request.parent(); }) {
-    return {{request.parent(), request.name()}};
-  } else {
-    return {};
-  }
+std::vector<PendingTouches::Name> names_of(const Req&) {
+  return {};
+}
+std::vector<PendingTouches::Name> names_of(const proto::MknodRequest& r) {
+  return {{r.parent(), r.name()}};
+}
+std::vector<PendingTouches::Name> names_of(const proto::SymlinkRequest& r) {
+  return {{r.parent(), r.name()}};
+}
+std::vector<PendingTouches::Name> names_of(const proto::UnlinkRequest& r) {
+  return {{r.parent(), r.name()}};
+}
+std::vector<PendingTouches::Name> names_of(const proto::RenameRequest& r) {
+  return {{r.parent(), r.name()}, {r.new_parent(), r.new_name()}};
 }
 
 }  // namespace
@@ -56,16 +63,16 @@ void FileClient::queue_deferred(uint32_t method, Req request, const Creds& creds
                                 std::function<void(const Reply&)> on_reply,
                                 std::function<void(const Error&)> on_failure) {
   seal_attr_changes();
-  PendingTouches::Change touches{dirs, inodes, names_of(request)};
+  PendingTouches::Change touches{std::move(dirs), std::move(inodes), names_of(request)};
   touched_.add(touches);
   mds_.deferred_queue().predict(mds_.deferred(
       method, std::move(request), creds,
-      [this, touches = std::move(touches), dirs = std::move(dirs), inodes = std::move(inodes),
-       on_reply = std::move(on_reply), on_failure = std::move(on_failure)](Result<rpc::Frame> r) {
+      [this, touches = std::move(touches), on_reply = std::move(on_reply),
+       on_failure = std::move(on_failure)](Result<rpc::Frame> r) {
         touched_.remove(touches);
         auto reply = r ? rpc::parse_body<Reply>(r->body) : Result<Reply>(std::move(r).error());
         if (!reply && on_failure) return on_failure(reply.error());
-        if (!reply) return deferred_op_failed(reply.error(), dirs, inodes);
+        if (!reply) return deferred_op_failed(reply.error(), touches.dirs, touches.inodes);
         on_reply(*reply);
       }));
   schedule_deferred_flush();

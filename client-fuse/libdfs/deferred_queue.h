@@ -20,7 +20,8 @@
 // after it. The session sends what one take() returned before it takes again, and
 // waits for every batch in flight first (batches_answered()): the MDS answers a batch
 // once its items are applied, so it applies the mount's changes in the order they were
-// made and a later read sees them all.
+// made and a later read sees them all (a read none of them can affect may pass them:
+// pending_touches.h).
 //
 // Owned by the MdsSession on its I/O thread; the owner of the predictions (FileClient)
 // adds to it. Pure state but for the wake-up of batches_answered().

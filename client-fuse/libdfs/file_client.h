@@ -591,9 +591,10 @@ class FileClient {
   // and attribute changes answered here): a read of it may go ahead of them.
   bool untouched(Ino ino) const { return !touched_.touched(ino) && !known_.attrs_pending(ino); }
   // A listing of `dir` asked for alone, ahead of the deferred changes awaiting the MDS,
-  // when none of them names `dir` (an error is the answer too); nullopt when it may not
-  // go alone, or when a change names one of the entries it shows (their attributes
-  // there may be older than this mount's): the caller asks with the changes.
+  // when none of them changes its names or creates or removes it (an error is the
+  // answer too); nullopt when it may not go alone, or when a change names one of the
+  // entries it shows (their attributes there may be older than this mount's): the
+  // caller asks with the changes.
   awaitable<std::optional<Result<proto::ReaddirReply>>> readdir_ahead_of_deferred(
       const Creds& creds, Ino dir, uint64_t cookie, uint32_t max_entries, bool plus);
   // Moves whenever anything may have changed through this client: a listing fetched
@@ -680,13 +681,13 @@ awaitable<Result<proto::Inode>> FileClient::mds_inode_shared(uint32_t method, Re
   const ShareAsked asked = share_asked();
   std::optional<Result<proto::InodeReply>> answered;
   // Ahead of the deferred changes when none names the name looked up (or the inode asked
-  // about) nor the inode answered, and none changes the directory looked in (it may not
-  // exist at the MDS yet, or its permissions may change): they cannot change the answer.
+  // about) nor the inode answered, and none creates or removes the directory looked in:
+  // they cannot change the answer. (Changes of the directory's other names or of its
+  // attributes do not show in it; the MDS checks no permissions on a read.)
   const bool ahead = [this, &request] {
     if (!mds_.deferred_queue().pending()) return false;
     if constexpr (std::is_same_v<Req, proto::LookupRequest>) {
-      // Changes of other names in the directory do not matter to this one.
-      return !touched_.changed(request.parent()) && !known_.attrs_pending(request.parent()) &&
+      return !touched_.changed(request.parent()) &&
              !touched_.named(request.parent(), request.name());
     } else {
       return untouched(request.ino());

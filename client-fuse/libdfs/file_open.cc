@@ -337,9 +337,11 @@ awaitable<void> FileClient::send_release(Ino ino, Creds creds) {
     // Nobody waits for a release (the kernel sends RELEASE without waiting) and the MDS
     // logs nothing for it, so it rides with the next batch of deferred changes instead
     // of a round trip of its own: under an rsync that was one MDS call per file. Later
-    // calls go after it, so a reopen or an unlink still finds it applied.
+    // calls go after it, so a reopen or an unlink still finds it applied. It names the
+    // inode: the last release of an unlinked file ends it, and a read of it must not
+    // pass that.
     queue_deferred<proto::Empty>(
-        rpc::kMdsRelease, std::move(request), creds, {}, {}, [](const proto::Empty&) {},
+        rpc::kMdsRelease, std::move(request), creds, {}, {ino}, [](const proto::Empty&) {},
         [ino](const Error& error) {
           if (!is_gone(error)) spdlog::warn("release of inode {:#x}: {}", ino, error.to_string());
         });

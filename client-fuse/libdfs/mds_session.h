@@ -296,7 +296,9 @@ class MdsSession {
   // an earlier change is unanswered. (A read reaching the MDS while a batch's items were
   // still being replicated did not see them: a just-created name looked up as missing;
   // and a directory's mtime changed by a later mkdir was answered from a prediction
-  // made before it.)
+  // made before it.) The one exception is a read that none of those changes can affect
+  // (call_alone; FileClient checks PendingTouches): it reads and teaches nothing they
+  // change.
   DeferredQueue deferred_;
   InFlightCalls calls_;  // call() and call_alone(): answers that may feed caches
   uint64_t next_seq_ = 1;

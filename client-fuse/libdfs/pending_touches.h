@@ -25,7 +25,7 @@ class PendingTouches {
     std::string name;
   };
   struct Change {
-    std::vector<uint64_t> dirs;    // whose names (and so attributes) change
+    std::vector<uint64_t> dirs;    // whose names change (a created one's own included)
     std::vector<uint64_t> inodes;  // changed, created or removed
     std::vector<Name> names;       // added, removed or moved
   };

@@ -82,7 +82,9 @@ awaitable<std::optional<Result<proto::ReaddirReply>>> FileClient::readdir_ahead_
   // With nothing deferred the call goes alone anyway. Under rm -rf each directory's
   // listing would otherwise carry the unlinks of the one before and wait for their
   // commit (on the replicated rank, a majority's log sync).
-  if (!mds_.deferred_queue().pending() || !untouched(dir)) co_return std::nullopt;
+  // The directory's own attributes do not matter: the kernel is given none for "." and
+  // ".." (Vfs::readdir).
+  if (!mds_.deferred_queue().pending() || touched_.touched(dir)) co_return std::nullopt;
   auto alone = co_await mds_.call_alone<proto::ReaddirReply>(
       rpc::kMdsReaddir, readdir_request(dir, cookie, max_entries, plus), creds, false);
   if (alone) {

@@ -392,6 +392,14 @@ TEST_CASE("integration/file_client: a read no deferred change touches goes ahead
     auto g = a->run(a->lookup(kRoot, quiet->ino(), "g"));
     DFS_REQUIRE_OK(g);
     CHECK((g->mode() & 07777) == 0644);
+    // g's second name, removed by a pending unlink: the lookup of its first name answers
+    // an inode that unlink changes, and shows the unlink (asked again with it; what A
+    // predicted for g would correct an answer from before it too).
+    DFS_REQUIRE_OK(a->run(a->link(kRoot, g->ino(), busy->ino(), "g2")));
+    CHECK(unlink_deferred(*a, busy->ino(), "g2"));
+    g = a->run(a->lookup(kRoot, quiet->ino(), "g"));
+    DFS_REQUIRE_OK(g);
+    CHECK(g->nlink() == 1);
     CHECK(listed_mode(*a, quiet->ino(), "f") == mode);
     CHECK(listed_mode(*a, busy->ino(), "x") == 0640);
     // A chmod of what A knows now is answered by A, and with a create pending too, the
