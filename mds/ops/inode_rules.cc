@@ -104,7 +104,7 @@ Status purge_orphan(OpContext& ctx, uint64_t ino) {
     ctx.w.txn().put(purge_key(ino), proto::stable_bytes(record));
     DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeCount, 1));
     DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeBytes, static_cast<int64_t>(inode->size())));
-    ctx.effects.purge_queued = true;
+    ctx.effects.purge_queued.push_back(ino);
   }
   return ok_status();
 }

@@ -32,7 +32,7 @@ FsSettings default_fs_settings();
 // Side effects of an applied entry that the leader acts on once the entry is durable.
 struct ApplyEffects {
   std::vector<uint64_t> orphaned;  // inodes whose last link went (kept until unused)
-  bool purge_queued = false;       // the purge queue grew
+  std::vector<uint64_t> purge_queued;  // files whose objects joined the purge queue
 };
 
 struct OpContext {

@@ -102,6 +102,7 @@ awaitable<Status> MemDataObjects::truncate(std::string pool, std::string name, u
 }
 
 awaitable<Status> MemDataObjects::remove(std::string pool, std::string name) {
+  if (fail_removes_) co_return make_error(ErrorCode::kUnavailable, "removes fail (test)");
   ++removes_;
   objects_.erase(mem_key(pool, name));
   co_return ok_status();

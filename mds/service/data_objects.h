@@ -43,10 +43,13 @@ class MemDataObjects final : public DataObjects {
   // pool/name -> content
   std::map<std::string, std::string>& objects() { return objects_; }
   uint64_t removes() const { return removes_; }
+  // While set, every remove fails with kUnavailable (as with the OSDs out of reach).
+  void fail_removes(bool fail) { fail_removes_ = fail; }
 
  private:
   std::map<std::string, std::string> objects_;
   uint64_t removes_ = 0;
+  bool fail_removes_ = false;
 };
 
 // Object work on a file's data; objects are named object_name(ino, index) in the

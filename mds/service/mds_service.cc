@@ -202,6 +202,9 @@ Status MdsService::load_volatile_state() {
   orphans_.clear();
   auto orphans = DFS_TRY(store_->scan(orphan_prefix(), prefix_end(orphan_prefix()), SIZE_MAX));
   for (const auto& kv : orphans) orphans_.insert(get_be64(std::string_view(kv.key).substr(1)));
+  purge_queue_.clear();
+  auto queued = DFS_TRY(store_->scan(purge_prefix(), prefix_end(purge_prefix()), SIZE_MAX));
+  for (const auto& kv : queued) purge_queue_.insert(get_be64(std::string_view(kv.key).substr(1)));
   started_at_ = Clock::now();
   // Replies to recent requests: a client resending one after our restart (or to a new
   // leader) gets it instead of a second execution.
@@ -212,9 +215,10 @@ Status MdsService::load_volatile_state() {
     sessions_.preload(key.client, key.seq, std::move(kv.value), executor_, started_at_);
   }
   spdlog::info(
-      "{}: metadata store at log index {}, {} orphan(s) awaiting reclaim, {} client "
-      "session(s) with {} remembered replies",
-      entity_, committer_.last_index(), orphans_.size(), sessions_.size(), remembered.size());
+      "{}: metadata store at log index {}, {} orphan(s) awaiting reclaim, {} file(s) "
+      "queued for purging, {} client session(s) with {} remembered replies",
+      entity_, committer_.last_index(), orphans_.size(), purge_queue_.size(), sessions_.size(),
+      remembered.size());
   return ok_status();
 }
 

@@ -266,8 +266,19 @@ class MdsService {
   awaitable<void> purge_loop();
   awaitable<void> housekeeping_loop();
   awaitable<Status> purge_batch();
+  // A file of the purge queue, its record read from the store.
+  struct QueuedPurge {
+    uint64_t ino = 0;
+    bool found = false;  // false: no record (its PurgeDone is in already)
+    proto::PurgeRecord record;
+  };
+  std::vector<uint64_t> next_purge_batch() const;  // the first files of purge_queue_
+  Result<std::vector<QueuedPurge>> read_purge_records(const std::vector<uint64_t>& inos) const;
+  // Removes the file's objects, then logs its PurgeDone.
+  awaitable<Status> purge_file(uint64_t ino, proto::PurgeRecord record);
 
-  // The orphans and remembered replies in the store (after a start or a takeover).
+  // The orphans, purge queue and remembered replies in the store (after a start or a
+  // takeover).
   // Blocking.
   Status load_volatile_state();
 
@@ -299,6 +310,7 @@ class MdsService {
   std::set<std::string> fenced_here_;   // evicted by this replica (the map has them too)
   std::set<uint64_t> orphans_;          // unlinked inodes kept for their openers
   std::set<uint64_t> purging_orphans_;  // a purge entry is in flight
+  std::set<uint64_t> purge_queue_;      // files whose objects await purging (purger.cc)
   Signal purge_wake_;
   Signal housekeeping_wake_;
   bool stopping_ = false;

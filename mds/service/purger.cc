@@ -3,6 +3,12 @@
 // grace period has given clients time to re-open their files) a release entry deletes
 // it and queues its objects. The purge loop removes queued objects in the background
 // and logs PurgeDone for each file; its backlog is reported by kMdsStatFs.
+//
+// The active replica keeps the queued files' inode numbers in memory (purge_queue_),
+// read from the store once when it starts serving and added to as release entries
+// become durable. The loop reads each file's record by its key: scanning the queue in
+// the store would walk the deletion marker of every record purged before (they stay
+// until a compaction drops them), thousands per batch after an rm -rf.
 #include <spdlog/spdlog.h>
 
 #include "mds/ops/meta_view.h"
@@ -37,7 +43,10 @@ void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEf
     orphans_.insert(ino);
     purge_if_unused(ino);
   }
-  if (effects.purge_queued) purge_wake_.notify();
+  if (!effects.purge_queued.empty()) {
+    purge_queue_.insert(effects.purge_queued.begin(), effects.purge_queued.end());
+    purge_wake_.notify();
+  }
 }
 
 void MdsService::purge_if_unused(uint64_t ino) {
@@ -101,35 +110,63 @@ awaitable<void> MdsService::purge_loop() {
   --background_running_;
 }
 
+std::vector<uint64_t> MdsService::next_purge_batch() const {
+  std::vector<uint64_t> batch;
+  for (auto it = purge_queue_.begin(); it != purge_queue_.end() && batch.size() < kPurgeBatch;
+       ++it) {
+    batch.push_back(*it);
+  }
+  return batch;
+}
+
+Result<std::vector<MdsService::QueuedPurge>> MdsService::read_purge_records(
+    const std::vector<uint64_t>& inos) const {
+  std::vector<QueuedPurge> out;
+  for (uint64_t ino : inos) {
+    auto raw = DFS_TRY(store_->get(purge_key(ino)));
+    QueuedPurge queued;
+    queued.ino = ino;
+    if (raw && !queued.record.ParseFromString(*raw)) {
+      return make_error(ErrorCode::kCorruption, "undecodable purge record");
+    }
+    queued.found = raw.has_value();
+    out.push_back(std::move(queued));
+  }
+  return out;
+}
+
 awaitable<Status> MdsService::purge_batch() {
-  while (!stopping_) {
-    auto queued = co_await run_blocking(blocking_, [this] {
-      return store_->scan(purge_prefix(), prefix_end(purge_prefix()), kPurgeBatch);
+  while (!stopping_ && !purge_queue_.empty()) {
+    const std::vector<uint64_t> batch = next_purge_batch();
+    // `batch` by reference: GCC 12 destroys a closure temporary in a co_await twice.
+    auto queued = co_await run_blocking(blocking_, [this, &batch] {
+      return read_purge_records(batch);
     });
     if (!queued) co_return unexpected(std::move(queued).error());
-    if (queued->empty()) co_return ok_status();
     // Files in parallel, so that their PurgeDone entries share commit groups.
     std::vector<awaitable<Status>> work;
-    for (auto& kv : *queued) {
-      work.push_back([](MdsService* self, KeyValue kv) -> awaitable<Status> {
-        uint64_t ino = get_be64(std::string_view(kv.key).substr(1));
-        proto::PurgeRecord record;
-        if (!record.ParseFromString(kv.value)) {
-          co_return make_error(ErrorCode::kCorruption, "undecodable purge record");
-        }
-        DFS_CO_AWAIT_CHECK(remove_file_objects(*self->data_, ino, record.layout(), record.size()));
-        proto::MdsLogEntry entry;
-        entry.mutable_purge_done()->set_ino(ino);
-        auto done = co_await self->committer_.submit(std::move(entry));
-        if (!done) co_return unexpected(std::move(done).error());
-        co_return ok_status();
-      }(this, std::move(kv)));
+    for (QueuedPurge& file : *queued) {
+      if (file.found) {
+        work.push_back(purge_file(file.ino, std::move(file.record)));
+      } else {
+        purge_queue_.erase(file.ino);  // its PurgeDone is in already: nothing to remove
+      }
     }
     auto results = co_await gather(std::move(work));
     for (auto& s : results) {
       if (!s) co_return s;
     }
   }
+  co_return ok_status();
+}
+
+awaitable<Status> MdsService::purge_file(uint64_t ino, proto::PurgeRecord record) {
+  DFS_CO_AWAIT_CHECK(remove_file_objects(*data_, ino, record.layout(), record.size()));
+  proto::MdsLogEntry entry;
+  entry.mutable_purge_done()->set_ino(ino);
+  auto done = co_await committer_.submit(std::move(entry));
+  if (!done) co_return unexpected(std::move(done).error());
+  purge_queue_.erase(ino);
   co_return ok_status();
 }
 

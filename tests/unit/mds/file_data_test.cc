@@ -294,6 +294,38 @@ TEST_CASE("mds/purge: deleted files' objects are removed in the background") {
   CHECK(queued->empty());
 }
 
+TEST_CASE("mds/purge: files queued when the MDS stops are purged after its restart, and a "
+          "failed purge is retried") {
+  MdsHarness h;
+  h.objects().fail_removes(true);
+  constexpr int kFiles = 150;  // more than one batch
+  for (int i = 0; i < kFiles; ++i) {
+    auto f = h.create(kRootIno, "f" + std::to_string(i));
+    DFS_REQUIRE_OK(h.uninline(f->ino()));
+    for (int o = 0; o < 2; ++o) h.objects().objects()[obj(f->ino(), o)] = "x";
+    DFS_REQUIRE_OK(h.commit_write(f->ino(), 2 * (4u << 20)));
+  }
+  for (int i = 0; i < kFiles; ++i) DFS_REQUIRE_OK(h.unlink(kRootIno, "f" + std::to_string(i)));
+  for (int i = 0; i < 100 && h.statfs()->purge_backlog_inodes() < kFiles; ++i) {
+    h.run_for(Duration(20));
+  }
+  REQUIRE(h.statfs()->purge_backlog_inodes() == kFiles);
+  CHECK(h.objects().objects().size() == 2 * kFiles);
+
+  // The queue is read back from the store; its removes still fail, then work again.
+  h.restart();
+  h.run_for(Duration(200));
+  CHECK(h.statfs()->purge_backlog_inodes() == kFiles);
+  h.objects().fail_removes(false);
+  for (int i = 0; i < 300 && !h.objects().objects().empty(); ++i) h.run_for(Duration(20));
+  CHECK(h.objects().objects().empty());
+  for (int i = 0; i < 100 && h.statfs()->purge_backlog_inodes() > 0; ++i) {
+    h.run_for(Duration(20));
+  }
+  CHECK(h.statfs()->purge_backlog_inodes() == 0);
+  CHECK(h.store().scan(purge_prefix(), prefix_end(purge_prefix()), 10)->empty());
+}
+
 TEST_CASE("mds/purge: after a restart, unreclaimed orphans are purged after the grace") {
   TempDir dir;
   uint64_t ino = 0;
