@@ -71,8 +71,10 @@ void FileClient::seal_attr_changes() {
 std::vector<DeferredOp> FileClient::take_attr_changes() {
   std::vector<DeferredOp> items;
   for (auto& change : known_.take_attr_changes()) {
+    walk_.touched({}, {change.ino});
     items.push_back(mds_.deferred(rpc::kMdsSetAttr, std::move(change.request), change.creds,
                                   [this, ino = change.ino](Result<rpc::Frame> reply) {
+                                    if (!reply) walk_.touched({}, {ino});
                                     on_deferred_reply(ino, std::move(reply));
                                   }));
   }

@@ -33,7 +33,8 @@ void FileClient::on_dirs_recalled(const std::vector<Ino>& dirs, uint64_t seq,
   CacheRights::DirsRecall recall = rights_.dirs_recalled(dirs, seq);
   if (recall.dropped) {
     for (Ino dir : dirs) dirs_.forget(dir);
-    ++setattr_calls_;  // listings fetched ahead are stale
+    ++setattr_calls_;  // listings kept for reuse are stale
+    walk_.forget_listings();
   }
   if (recall.start) spawn_checked(executor(), give_up_rights(*recall.start, reason));
 }
@@ -79,7 +80,8 @@ void FileClient::forget_exact_knowledge() {
     known_.retain_if([&owned](Ino ino) { return owned.covers(ino); });
     dirs_.retain_if([&owned](uint64_t dir) { return owned.owns(dir); });
   }
-  ++setattr_calls_;  // listings fetched ahead are stale
+  ++setattr_calls_;  // listings kept for reuse are stale
+  walk_.forget_listings();
 }
 
 void FileClient::take_grant_when_quiet() {

@@ -46,10 +46,13 @@ FileClient::FileClient(FileClientOptions options, std::unique_ptr<ObjectClient> 
       mds_(*objects_),
       rights_(options_.exclusive),
       locks_(mds_),
-      walk_(objects_->executor(), mds_, io_,
+      walk_(objects_->executor(),
+            [this](Ino dir, Creds creds, uint32_t max_entries) {
+              return list_ahead(std::move(creds), dir, max_entries);
+            },
+            io_,
             WalkAhead::Options{options_.exclusive ? options_.prefetch_listings : 0,
-                               options_.exclusive ? options_.data_ahead_bytes : 0,
-                               options_.readdir_inline_max},
+                               options_.exclusive ? options_.data_ahead_bytes : 0},
             [this] { return changes(); }),
       // Handing out numbers checks no permission: the mount's own credentials do.
       delegated_([this](uint32_t count) -> awaitable<Result<proto::AllocInosReply>> {
@@ -195,6 +198,7 @@ proto::SetAttrRequest setattr_request(uint64_t ino, const SetAttrArgs& args) {
 
 awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAttrArgs args) {
   ++setattr_calls_;  // a deferred one reaches the session's counter only when sent
+  walk_.touched({}, {ino});
   if (args.valid & kSetSize) co_return co_await truncate(std::move(creds), ino, std::move(args));
   // With the writeback cache the kernel keeps a regular file's times itself and sends
   // them as MTIME|CTIME (or MTIME) after writes and namespace changes (`sync` reaches

@@ -597,9 +597,14 @@ class FileClient {
   // caller asks with the changes.
   awaitable<std::optional<Result<proto::ReaddirReply>>> readdir_ahead_of_deferred(
       const Creds& creds, Ino dir, uint64_t cookie, uint32_t max_entries, bool plus);
-  // Moves whenever anything may have changed through this client: a listing fetched
-  // ahead is used only if it has not moved since the listing was asked for.
-  uint64_t changes() const { return mds_.visible_changes() + setattr_calls_; }
+  // Moves whenever something may have changed through this client whose reach WalkAhead
+  // is not told (a call of its own): a listing fetched ahead is used only if it has not
+  // moved since the listing was asked for. Deferred changes and attribute changes tell
+  // WalkAhead what they touch instead.
+  uint64_t changes() const { return mds_.direct_visible_changes(); }
+  // A listing fetched ahead for a walk: alone if no deferred change touches it
+  // (readdir_ahead_of_deferred), else with them.
+  awaitable<Result<proto::ReaddirReply>> list_ahead(Creds creds, Ino dir, uint32_t max_entries);
   // RecentListings' counter: moves when a change a listing could show starts here (not
   // when one is answered) and when this mount's rights move.
   uint64_t started_changes() const {

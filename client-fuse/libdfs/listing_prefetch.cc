@@ -24,6 +24,7 @@ std::optional<ListingPrefetch::Fetch> ListingPrefetch::next(uint64_t changes) {
     queued_.erase(f.dir);
     f.question.changes = changes;
     held_[f.dir].question = f.question;
+    flying_.insert(f.dir);
     ++in_flight_;
     return f;
   }
@@ -32,6 +33,7 @@ std::optional<ListingPrefetch::Fetch> ListingPrefetch::next(uint64_t changes) {
 
 void ListingPrefetch::arrived(uint64_t dir, Result<proto::ReaddirReply> reply) {
   --in_flight_;
+  flying_.erase(dir);
   auto it = held_.find(dir);
   if (it == held_.end() || it->second.ready) return;
   if (!reply) {
@@ -40,8 +42,20 @@ void ListingPrefetch::arrived(uint64_t dir, Result<proto::ReaddirReply> reply) {
   }
   ++fetched_;
   Held& h = it->second;
+  bool reached_in_flight = h.stale;
+  for (const auto& e : reply->entries()) {
+    if (h.touched_in_flight.count(e.ino())) reached_in_flight = true;
+  }
+  if (reached_in_flight) {
+    held_.erase(it);
+    return;
+  }
+  h.touched_in_flight.clear();
   h.ready = true;
   h.reply = std::move(*reply);
+  for (const auto& e : h.reply.entries()) {
+    if (e.name() != "." && e.name() != "..") shown_in_.emplace(e.ino(), dir);
+  }
   h.bytes = h.reply.ByteSizeLong();
   h.order = next_order_++;
   held_bytes_ += h.bytes;
@@ -61,9 +75,44 @@ void ListingPrefetch::arrived(uint64_t dir, Result<proto::ReaddirReply> reply) {
   }
 }
 
+void ListingPrefetch::touched(const std::vector<uint64_t>& dirs,
+                              const std::vector<uint64_t>& inodes) {
+  if (held_.empty()) return;
+  for (const auto* list : {&dirs, &inodes}) {
+    for (uint64_t ino : *list) {
+      std::vector<uint64_t> showing;
+      auto [first, last] = shown_in_.equal_range(ino);
+      for (auto it = first; it != last; ++it) showing.push_back(it->second);
+      for (uint64_t dir : showing) reached(dir);
+      for (uint64_t dir : flying_) held_[dir].touched_in_flight.insert(ino);
+    }
+  }
+  for (uint64_t dir : dirs) reached(dir);
+}
+
+void ListingPrefetch::forget_all() {
+  for (uint64_t dir : flying_) held_[dir].stale = true;
+  std::erase_if(held_, [](const auto& h) { return h.second.ready; });
+  shown_in_.clear();
+  ages_.clear();
+  held_bytes_ = 0;
+}
+
+void ListingPrefetch::reached(uint64_t dir) {
+  auto it = held_.find(dir);
+  if (it == held_.end()) return;
+  if (it->second.ready) {
+    drop(dir);
+  } else {
+    it->second.stale = true;
+  }
+}
+
 ListingPrefetch::State ListingPrefetch::state(uint64_t dir, const Question& question) const {
   auto it = held_.find(dir);
-  if (it == held_.end() || !(it->second.question == question)) return State::kAbsent;
+  if (it == held_.end() || it->second.stale || !(it->second.question == question)) {
+    return State::kAbsent;
+  }
   return it->second.ready ? State::kReady : State::kInFlight;
 }
 
@@ -76,15 +125,28 @@ std::optional<proto::ReaddirReply> ListingPrefetch::take(uint64_t dir, const Que
   }
   ++hits_;
   proto::ReaddirReply reply = std::move(it->second.reply);
+  it->second.reply.Clear();
   drop(dir);
+  for (const auto& e : reply.entries()) unshow(e.ino(), dir);
   return reply;
 }
 
 void ListingPrefetch::drop(uint64_t dir) {
   auto it = held_.find(dir);
   if (it == held_.end()) return;
+  for (const auto& e : it->second.reply.entries()) unshow(e.ino(), dir);
   held_bytes_ -= it->second.bytes;
   held_.erase(it);
+}
+
+void ListingPrefetch::unshow(uint64_t ino, uint64_t dir) {
+  auto [first, last] = shown_in_.equal_range(ino);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == dir) {
+      shown_in_.erase(it);
+      return;
+    }
+  }
 }
 
 }  // namespace dfs::client

@@ -202,9 +202,6 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<DeferredOp> ite
     ++batches_sent_;
     deferred_sent_ += deferred;
     auto sent = co_await call_with_retries(rpc::kMdsBatch, batch.SerializeAsString());
-    for (size_t i = first; i < end; ++i) {
-      if (items[i].done) note_change(items[i].method, true);
-    }
     if (carries_deferred) deferred_.batch_answered();
     Result<proto::BatchReply> reply = sent ? rpc::parse_body<proto::BatchReply>(sent->body)
                                            : Result<proto::BatchReply>(std::move(sent).error());

@@ -115,7 +115,6 @@ class MdsSession {
   DeferredOp deferred(uint32_t method, Req request, const Creds& creds,
                       std::function<void(Result<rpc::Frame>)> done) {
     stamp(request, creds, true);
-    note_change(method, true);
     note_started(method, true);
     return DeferredOp{method, request.SerializeAsString(), std::move(done)};
   }
@@ -148,12 +147,12 @@ class MdsSession {
     on_new_instance_ = std::move(hook);
   }
 
-  // Moves when a mutation that may change what a listing or an inode's attributes show
-  // starts (is stamped: a deferred one when the owner defers it) and when its call, or
-  // the batch carrying it, is answered or fails. Opens, releases and inode range
-  // grants change nothing shown and do not count. A value that has not moved says no
-  // such change started or finished in between.
-  uint64_t visible_changes() const { return visible_changes_; }
+  // Moves when a mutation sent as a call of its own that may change what a listing or
+  // an inode's attributes show starts and when its call is answered or fails. Opens,
+  // releases and inode range grants change nothing shown and do not count; deferred
+  // changes do not either (the owner answered those, so it knows what they reach). A
+  // value that has not moved says no such call started or finished in between.
+  uint64_t direct_visible_changes() const { return direct_visible_changes_; }
   // Moves only when such a change starts (a call going out, a change deferred), not at
   // answers: a value that has not moved says no such change started in between.
   uint64_t changes_started() const { return changes_started_; }
@@ -215,9 +214,6 @@ class MdsSession {
   static bool shows_in_listings(uint32_t method) {
     return method != rpc::kMdsOpen && method != rpc::kMdsRelease && method != rpc::kMdsAllocInos;
   }
-  void note_change(uint32_t method, bool mutating) {
-    if (mutating && shows_in_listings(method)) ++visible_changes_;
-  }
   void note_started(uint32_t method, bool mutating) {
     if (mutating && shows_in_listings(method)) ++changes_started_;
   }
@@ -242,7 +238,7 @@ class MdsSession {
   }
   void note_direct_change(uint32_t method, bool mutating) {
     if (mutating && changes_names(method)) ++direct_changes_;
-    note_change(method, mutating);
+    if (mutating && shows_in_listings(method)) ++direct_visible_changes_;
   }
   void note_direct_change(uint32_t method, bool mutating, const Result<rpc::Frame>& outcome) {
     note_direct_change(method, mutating);
@@ -303,7 +299,7 @@ class MdsSession {
   InFlightCalls calls_;  // call() and call_alone(): answers that may feed caches
   uint64_t next_seq_ = 1;
   uint64_t resends_ = 0;
-  uint64_t visible_changes_ = 0;
+  uint64_t direct_visible_changes_ = 0;
   uint64_t changes_started_ = 0;
   size_t mutations_running_ = 0;
   uint64_t direct_changes_ = 0;

@@ -32,8 +32,8 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
                     walk_.listings_enabled();
   if (walk) reply = co_await walk_.fetched_listing(ino, creds, max_entries);
   if (reply && !listed_again && listings_reusable() && mds_.mutations_running() == 0) {
-    // Fetched ahead and handed out only if nothing changed since it was asked for: with
-    // no mutating call running now, it reflects every change started here so far.
+    // Fetched ahead and handed out only if no change made since it was asked for reaches
+    // it: with no mutating call running now, it reflects every change started here.
     recent_.keep(ino, question, started_changes(), *reply);
   }
   if (!reply) {
@@ -94,6 +94,14 @@ awaitable<std::optional<Result<proto::ReaddirReply>>> FileClient::readdir_ahead_
   }
   ++reads_ahead_of_deferred_;
   co_return std::move(alone);
+}
+
+awaitable<Result<proto::ReaddirReply>> FileClient::list_ahead(Creds creds, Ino dir,
+                                                              uint32_t max_entries) {
+  auto alone = co_await readdir_ahead_of_deferred(creds, dir, 0, max_entries, true);
+  if (alone) co_return std::move(*alone);
+  co_return co_await mds_.call<proto::ReaddirReply>(
+      rpc::kMdsReaddir, readdir_request(dir, 0, max_entries, true), creds, false);
 }
 
 DirCache::ListingStamp FileClient::listing_stamp() const {

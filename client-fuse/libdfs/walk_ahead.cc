@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include "client-fuse/libdfs/file_state.h"
-#include "common/rpc/methods.h"
 
 namespace dfs::client {
 namespace {
@@ -12,10 +11,10 @@ bool is_dot(const std::string& name) { return name == "." || name == ".."; }
 
 }  // namespace
 
-WalkAhead::WalkAhead(asio::any_io_executor executor, MdsSession& mds, ObjectIo& io,
+WalkAhead::WalkAhead(asio::any_io_executor executor, FetchListing fetch_listing, ObjectIo& io,
                      Options options, std::function<uint64_t()> changes)
     : executor_(executor),
-      mds_(mds),
+      fetch_listing_(std::move(fetch_listing)),
       io_(io),
       options_(options),
       changes_(std::move(changes)),
@@ -62,10 +61,6 @@ awaitable<std::optional<proto::ReaddirReply>> WalkAhead::fetched_listing(uint64_
 
 void WalkAhead::walk_listed(const Creds& creds, uint32_t max_entries,
                             const proto::ReaddirReply& reply) {
-  const uint64_t now = changes_();
-  const bool changed_nothing = now == changes_at_last_walk_;
-  changes_at_last_walk_ = now;
-  if (!changed_nothing) return;
   const auto asked = question(creds, max_entries);
   for (const auto& e : reply.entries()) {
     if (!is_dot(e.name()) && S_ISDIR(e.type()) && e.ino() != 0) listings_.want(e.ino(), asked);
@@ -84,10 +79,7 @@ awaitable<void> WalkAhead::fetch_listing(ListingPrefetch::Fetch fetch) {
   Creds creds;
   creds.uid = fetch.question.uid;
   creds.gid = fetch.question.gid;
-  auto reply = co_await mds_.call<proto::ReaddirReply>(
-      rpc::kMdsReaddir,
-      request(fetch.dir, 0, fetch.question.max_entries, true, options_.readdir_inline_max), creds,
-      false);
+  auto reply = co_await fetch_listing_(fetch.dir, creds, fetch.question.max_entries);
   if (stopped_) co_return;
   listings_.arrived(fetch.dir, std::move(reply));
   listing_arrived_.cancel();  // wakes every walk waiting on one in flight

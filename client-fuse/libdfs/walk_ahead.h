@@ -3,11 +3,10 @@
 // (ListingPrefetch says when one may be used), and the whole data of object files a
 // listing showed (DataAhead).
 //
-// Its freshness rule is the owner's change counter (`changes`), which moves whenever
-// anything may have changed through the mount: a listing is served only to a walk that
-// changed nothing since it was asked for, and subdirectories are listed ahead only for a
-// walk that changed nothing since its previous listing (rm -rf and chmod -R would make
-// every listing stale before its use). Whether to serve at all is the owner's: only
+// Its freshness rules (ListingPrefetch): the owner tells of each change whose reach it
+// knows (touched()), which drops the listings it reaches, and its change counter
+// (`changes`) moves with every other change: a listing is served only if that counter
+// has not moved since it was asked for. Whether to serve at all is the owner's: only
 // while it holds exclusive caching (FileClient::exclusive_now), where every change
 // passes through it; data fetched ahead is taken only at the inode version it was
 // fetched for.
@@ -23,7 +22,7 @@
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/data_ahead.h"
 #include "client-fuse/libdfs/listing_prefetch.h"
-#include "client-fuse/libdfs/mds_session.h"
+#include "common/rpc/asio.h"
 #include "client-fuse/libdfs/object_io.h"
 #include "client-fuse/libdfs/striping.h"
 
@@ -34,11 +33,14 @@ class WalkAhead {
   struct Options {
     uint32_t prefetch_listings = 16;  // subdirectory listings in flight at most (0: off)
     uint64_t data_ahead_bytes = 32u << 20;  // data fetched ahead held at most (0: off)
-    uint32_t readdir_inline_max = 64u << 10;  // listings bring inline data up to this
   };
-  // Fetches run on `executor` (the I/O thread); `changes`: the owner's change counter.
-  WalkAhead(asio::any_io_executor executor, MdsSession& mds, ObjectIo& io, Options options,
-            std::function<uint64_t()> changes);
+  // A listing of `dir` from its start, with attributes, for `creds`, asked of the MDS.
+  using FetchListing = std::function<awaitable<Result<proto::ReaddirReply>>(
+      uint64_t dir, Creds creds, uint32_t max_entries)>;
+  // Fetches run on `executor` (the I/O thread); `changes`: the owner's counter of
+  // changes whose reach it does not tell.
+  WalkAhead(asio::any_io_executor executor, FetchListing fetch_listing, ObjectIo& io,
+            Options options, std::function<uint64_t()> changes);
 
   // A kMdsReaddir request; with `plus`, inline files' data up to `inline_max` comes along.
   static proto::ReaddirRequest request(uint64_t dir, uint64_t cookie, uint32_t max_entries,
@@ -51,9 +53,14 @@ class WalkAhead {
   awaitable<std::optional<proto::ReaddirReply>> fetched_listing(uint64_t dir, const Creds& creds,
                                                                 uint32_t max_entries);
   // A walk's listing `reply` (from the start, with attributes) was answered: the
-  // subdirectories it names are listed ahead if the walk changed nothing since its
-  // previous listing.
+  // subdirectories it names are listed ahead.
   void walk_listed(const Creds& creds, uint32_t max_entries, const proto::ReaddirReply& reply);
+  // A change through the owner reaches `dirs` (their names) and `inodes`.
+  void touched(const std::vector<uint64_t>& dirs, const std::vector<uint64_t>& inodes) {
+    listings_.touched(dirs, inodes);
+  }
+  // Something changed whose reach the owner does not tell: no listing held now serves.
+  void forget_listings() { listings_.forget_all(); }
 
   // ---- Object files' data ----
   bool data_enabled() const { return data_.enabled(); }
@@ -84,14 +91,13 @@ class WalkAhead {
   awaitable<void> fetch_data(DataAhead::Fetch fetch);
 
   asio::any_io_executor executor_;
-  MdsSession& mds_;
+  FetchListing fetch_listing_;
   ObjectIo& io_;
   Options options_;
   std::function<uint64_t()> changes_;
   ListingPrefetch listings_;
   DataAhead data_;
   asio::steady_timer listing_arrived_;  // cancelled whenever a listing fetched ahead ends
-  uint64_t changes_at_last_walk_ = 0;   // changes_() at the walk's previous listing
   bool stopped_ = false;
 };
 

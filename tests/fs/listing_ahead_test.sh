@@ -127,4 +127,40 @@ echo "MDS lookups: ${lookups:-0}, unlinks sent alone: ${unlinks:-0}, deferred: $
 [ "${deferred:-0}" -ge 12 ] || fail "the rm -rf of d8 (11 names) and d7's changes were not deferred"
 [ ! -e "$mnt/t/w/d8" ] && [ ! -e "$mnt/t/w/d7/f" ] && [ -e "$mnt/t/w/d7/created" ] ||
   fail "after a remount the changes are not all there"
+step "listings fetched ahead outlive changes elsewhere: rm -rf uses them, a change reaching one drops it"
+mkdir -p "$work/src2"
+for i in $(seq 1 6); do
+  for j in 1 2 3 4; do
+    mkdir -p "$work/src2/r/d$i/s$j"
+    for k in 1 2 3; do echo "$i $j $k" >"$work/src2/r/d$i/s$j/f$k"; done
+  done
+done
+rsync -aHAX --numeric-ids "$work/src2/" "$mnt/u/"
+remount_client
+ls "$mnt/u/r" >/dev/null  # a walk's listing: d1..d6 are listed ahead
+sleep 0.5
+echo late >"$mnt/u/r/d5/late"  # reaches d5's listing (its names)
+chmod 600 "$mnt/u/r/d6/s2/f1"  # reaches nothing listed ahead yet
+chmod 700 "$mnt/u/r/d4/s3"     # reaches d4's listing (an entry's attributes)
+[ "$(ls "$mnt/u/r/d5" | tr '\n' ' ')" = "late s1 s2 s3 s4 " ] ||
+  fail "d5 lists: $(ls "$mnt/u/r/d5" | tr '\n' ' ')"
+mode="$(ls -l "$mnt/u/r/d4" | awk '$NF == "s3" {print $1}')"
+[ "$mode" = "drwx------" ] || fail "the listing shows d4/s3 as '$mode' after chmod 700"
+ls "$mnt/u/r/d6" >/dev/null  # listed: its subdirectories are listed ahead
+sleep 0.5
+chmod 640 "$mnt/u/r/d6/s2/f2"  # reaches the listing of s2 fetched ahead
+mode="$(ls -l "$mnt/u/r/d6/s2" | awk '$NF == "f2" {print $1}')"
+[ "$mode" = "-rw-r-----" ] || fail "the listing shows d6/s2/f2 as '$mode' after chmod 640"
+mode="$(ls -l "$mnt/u/r/d6/s2" | awk '$NF == "f1" {print $1}')"
+[ "$mode" = "-rw-------" ] || fail "the listing shows d6/s2/f1 as '$mode' after chmod 600"
+remount_client
+rm -rf "$mnt/u/r"
+[ ! -e "$mnt/u/r" ] || fail "u/r is still there after rm -rf"
+remount_client
+line="$(grep -o 'directory listings fetched ahead: [0-9]*, of them used: [0-9]*' \
+  "$cluster/log/client.log" | tail -1)"
+echo "rm -rf of 31 directories: ${line:-no line}"
+used="$(echo "$line" | grep -o '[0-9]*$')"
+[ "${used:-0}" -ge 20 ] || fail "rm -rf used ${used:-0} listings fetched ahead (of 30 it could)"
+[ -z "$(ls "$mnt/u")" ] || fail "after a remount u lists: $(ls "$mnt/u" | tr '\n' ' ')"
 echo "PASS"

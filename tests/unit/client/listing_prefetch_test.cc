@@ -17,6 +17,23 @@ proto::ReaddirReply listing(const std::string& name, size_t padding = 0) {
   return reply;
 }
 
+// A listing showing `inos` (entries named after them) and its dots.
+proto::ReaddirReply showing(std::initializer_list<uint64_t> inos) {
+  proto::ReaddirReply reply;
+  for (const char* dot : {".", ".."}) {
+    auto* e = reply.add_entries();
+    e->set_name(dot);
+    e->set_ino(1);
+  }
+  for (uint64_t ino : inos) {
+    auto* e = reply.add_entries();
+    e->set_name("e" + std::to_string(ino));
+    e->set_ino(ino);
+  }
+  reply.set_eof(true);
+  return reply;
+}
+
 }  // namespace
 
 TEST_CASE("client/listing_prefetch: a listing fetched ahead serves the same question once") {
@@ -102,6 +119,70 @@ TEST_CASE("client/listing_prefetch: off with no slots, held bytes bounded, oldes
   CHECK(p.state(2, Question{}) == State::kAbsent);
   CHECK(p.state(3, Question{}) == State::kReady);
   CHECK(p.state(4, Question{}) == State::kReady);
+}
+
+TEST_CASE("client/listing_prefetch: a change reaching a held listing drops it, others stay") {
+  ListingPrefetch p(4);
+  const Question asked{0, 0, 1024, 0};
+  for (uint64_t dir : {10, 20, 30}) p.want(dir, asked);
+  for (int i = 0; i < 3; ++i) REQUIRE(p.next(0));
+  p.arrived(10, showing({11, 12}));
+  p.arrived(20, showing({21, 12}));  // 12: a hard link shown in both
+  p.arrived(30, showing({31}));
+  p.touched({}, {99});  // reaches none
+  p.touched({}, {1});   // the dots' inode: the kernel gets no attributes for them
+  for (uint64_t dir : {10, 20, 30}) CHECK(p.state(dir, asked) == State::kReady);
+  p.touched({}, {12});  // an inode both show
+  CHECK(p.state(10, asked) == State::kAbsent);
+  CHECK(p.state(20, asked) == State::kAbsent);
+  CHECK(p.state(30, asked) == State::kReady);
+  p.touched({30}, {});  // its names changed
+  CHECK(p.state(30, asked) == State::kAbsent);
+  CHECK(p.held() == 0);
+
+  // A directory whose names change is reached as an entry too (its times change).
+  p.want(40, asked);
+  REQUIRE(p.next(0));
+  p.arrived(40, showing({41}));
+  p.touched({41}, {});
+  CHECK(p.state(40, asked) == State::kAbsent);
+}
+
+TEST_CASE("client/listing_prefetch: a change while a listing is in flight drops it when it lands") {
+  ListingPrefetch p(4);
+  const Question asked{0, 0, 1024, 0};
+  for (uint64_t dir : {10, 20, 30}) p.want(dir, asked);
+  for (int i = 0; i < 3; ++i) REQUIRE(p.next(0));
+  p.touched({}, {11});  // what 10 will show
+  p.touched({20}, {});  // 20's names
+  CHECK(p.state(10, asked) == State::kInFlight);
+  CHECK(p.state(20, asked) == State::kAbsent);  // nobody waits for it
+  p.arrived(10, showing({11}));
+  p.arrived(20, showing({21}));
+  p.arrived(30, showing({31}));
+  CHECK(p.state(10, asked) == State::kAbsent);
+  CHECK(p.state(20, asked) == State::kAbsent);
+  CHECK(p.state(30, asked) == State::kReady);  // 11 is not among its entries
+  CHECK(p.take(30, asked));
+  p.want(20, asked);  // landed: may be fetched again
+  auto again = p.next(0);
+  REQUIRE(again);
+  CHECK(again->dir == 20);
+}
+
+TEST_CASE("client/listing_prefetch: a change of unknown reach forgets everything") {
+  ListingPrefetch p(4);
+  const Question asked{0, 0, 1024, 0};
+  for (uint64_t dir : {10, 20}) p.want(dir, asked);
+  for (int i = 0; i < 2; ++i) REQUIRE(p.next(0));
+  p.arrived(10, showing({11}));
+  p.forget_all();
+  CHECK(p.state(10, asked) == State::kAbsent);
+  CHECK(p.state(20, asked) == State::kAbsent);
+  p.arrived(20, showing({21}));
+  CHECK(p.state(20, asked) == State::kAbsent);
+  CHECK(p.held() == 0);
+  CHECK(p.in_flight() == 0);
 }
 
 }  // namespace dfs::client
