@@ -51,6 +51,9 @@ std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino in
   predicted->set_version(k->inode.version());
 
   known_.predict_attrs(ino, *predicted, valid, creds);
+  // From here on a listing fetched ahead refuses to show `ino` (untouched() is false);
+  // one that came before goes now.
+  walk_.touched({}, {ino});
   schedule_deferred_flush();
   proto::Inode reply = std::move(*predicted);
   overlay(reply);
@@ -71,7 +74,6 @@ void FileClient::seal_attr_changes() {
 std::vector<DeferredOp> FileClient::take_attr_changes() {
   std::vector<DeferredOp> items;
   for (auto& change : known_.take_attr_changes()) {
-    walk_.touched({}, {change.ino});
     items.push_back(mds_.deferred(rpc::kMdsSetAttr, std::move(change.request), change.creds,
                                   [this, ino = change.ino](Result<rpc::Frame> reply) {
                                     if (!reply) walk_.touched({}, {ino});

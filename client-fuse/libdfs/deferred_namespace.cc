@@ -65,15 +65,16 @@ void FileClient::queue_deferred(uint32_t method, Req request, const Creds& creds
   seal_attr_changes();
   PendingTouches::Change touches{std::move(dirs), std::move(inodes), names_of(request)};
   touched_.add(touches);
-  walk_.touched(touches.dirs, touches.inodes);
+  // A release changes nothing a listing shows.
+  if (method != rpc::kMdsRelease) walk_.touched(touches.dirs, touches.inodes);
   mds_.deferred_queue().predict(mds_.deferred(
       method, std::move(request), creds,
-      [this, touches = std::move(touches), on_reply = std::move(on_reply),
+      [this, method, touches = std::move(touches), on_reply = std::move(on_reply),
        on_failure = std::move(on_failure)](Result<rpc::Frame> r) {
         touched_.remove(touches);
         auto reply = r ? rpc::parse_body<Reply>(r->body) : Result<Reply>(std::move(r).error());
         // What the mount answered did not happen: listings fetched since may show it.
-        if (!reply) walk_.touched(touches.dirs, touches.inodes);
+        if (!reply && method != rpc::kMdsRelease) walk_.touched(touches.dirs, touches.inodes);
         if (!reply && on_failure) return on_failure(reply.error());
         if (!reply) return deferred_op_failed(reply.error(), touches.dirs, touches.inodes);
         on_reply(*reply);

@@ -198,7 +198,7 @@ proto::SetAttrRequest setattr_request(uint64_t ino, const SetAttrArgs& args) {
 
 awaitable<Result<proto::Inode>> FileClient::setattr(Creds creds, Ino ino, SetAttrArgs args) {
   ++setattr_calls_;  // a deferred one reaches the session's counter only when sent
-  walk_.touched({}, {ino});
+  walk_.touched({}, {ino});  // and again once a deferred change is predicted
   if (args.valid & kSetSize) co_return co_await truncate(std::move(creds), ino, std::move(args));
   // With the writeback cache the kernel keeps a regular file's times itself and sends
   // them as MTIME|CTIME (or MTIME) after writes and namespace changes (`sync` reaches

@@ -3,6 +3,13 @@
 #include <algorithm>
 
 namespace dfs::client {
+namespace {
+
+// The kernel gets no attributes for "." and ".." (Vfs::readdir): no change of theirs
+// makes a listing stale.
+bool is_dot(const std::string& name) { return name == "." || name == ".."; }
+
+}  // namespace
 
 ListingPrefetch::ListingPrefetch(size_t max_in_flight, size_t max_held_bytes, size_t max_queued)
     : max_in_flight_(max_in_flight), max_held_bytes_(max_held_bytes), max_queued_(max_queued) {}
@@ -44,7 +51,7 @@ void ListingPrefetch::arrived(uint64_t dir, Result<proto::ReaddirReply> reply) {
   Held& h = it->second;
   bool reached_in_flight = h.stale;
   for (const auto& e : reply->entries()) {
-    if (h.touched_in_flight.count(e.ino())) reached_in_flight = true;
+    if (!is_dot(e.name()) && h.touched_in_flight.count(e.ino())) reached_in_flight = true;
   }
   if (reached_in_flight) {
     held_.erase(it);
@@ -54,7 +61,7 @@ void ListingPrefetch::arrived(uint64_t dir, Result<proto::ReaddirReply> reply) {
   h.ready = true;
   h.reply = std::move(*reply);
   for (const auto& e : h.reply.entries()) {
-    if (e.name() != "." && e.name() != "..") shown_in_.emplace(e.ino(), dir);
+    if (!is_dot(e.name())) shown_in_.emplace(e.ino(), dir);
   }
   h.bytes = h.reply.ByteSizeLong();
   h.order = next_order_++;
@@ -124,10 +131,10 @@ std::optional<proto::ReaddirReply> ListingPrefetch::take(uint64_t dir, const Que
     return std::nullopt;
   }
   ++hits_;
+  for (const auto& e : it->second.reply.entries()) unshow(e.ino(), dir);
   proto::ReaddirReply reply = std::move(it->second.reply);
-  it->second.reply.Clear();
-  drop(dir);
-  for (const auto& e : reply.entries()) unshow(e.ino(), dir);
+  held_bytes_ -= it->second.bytes;
+  held_.erase(it);
   return reply;
 }
 

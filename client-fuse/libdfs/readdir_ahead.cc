@@ -28,7 +28,9 @@ awaitable<Result<proto::ReaddirReply>> FileClient::readdir(Creds creds, Ino ino,
   if (cookie == 0 && listings_reusable()) reply = recent_.find(ino, question, started_changes());
   const bool listed_again = reply.has_value();
   // What a walk asks: a whole listing from its start, with attributes.
-  const bool walk = !listed_again && plus && cookie == 0 && exclusive_now() &&
+  // Not after a change whose outcome is unknown: the MDS may apply it after a listing
+  // fetched ahead was stamped.
+  const bool walk = !listed_again && plus && cookie == 0 && listings_reusable() &&
                     walk_.listings_enabled();
   if (walk) reply = co_await walk_.fetched_listing(ino, creds, max_entries);
   if (reply && !listed_again && listings_reusable() && mds_.mutations_running() == 0) {

@@ -22,9 +22,9 @@
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/data_ahead.h"
 #include "client-fuse/libdfs/listing_prefetch.h"
-#include "common/rpc/asio.h"
 #include "client-fuse/libdfs/object_io.h"
 #include "client-fuse/libdfs/striping.h"
+#include "common/rpc/asio.h"
 
 namespace dfs::client {
 

@@ -122,6 +122,7 @@ Status MdsService::load() {
   }
   locks_.begin_reassert(reconnect_wait());  // clients held locks before a restart
   DFS_TRY_STATUS(load_volatile_state());
+  purge_queue_ = DFS_TRY(read_purge_queue());
   begin_reconnect_phase();
   return ok_status();
 }
@@ -202,9 +203,6 @@ Status MdsService::load_volatile_state() {
   orphans_.clear();
   auto orphans = DFS_TRY(store_->scan(orphan_prefix(), prefix_end(orphan_prefix()), SIZE_MAX));
   for (const auto& kv : orphans) orphans_.insert(get_be64(std::string_view(kv.key).substr(1)));
-  purge_queue_.clear();
-  auto queued = DFS_TRY(store_->scan(purge_prefix(), prefix_end(purge_prefix()), SIZE_MAX));
-  for (const auto& kv : queued) purge_queue_.insert(get_be64(std::string_view(kv.key).substr(1)));
   started_at_ = Clock::now();
   // Replies to recent requests: a client resending one after our restart (or to a new
   // leader) gets it instead of a second execution.
@@ -215,10 +213,9 @@ Status MdsService::load_volatile_state() {
     sessions_.preload(key.client, key.seq, std::move(kv.value), executor_, started_at_);
   }
   spdlog::info(
-      "{}: metadata store at log index {}, {} orphan(s) awaiting reclaim, {} file(s) "
-      "queued for purging, {} client session(s) with {} remembered replies",
-      entity_, committer_.last_index(), orphans_.size(), purge_queue_.size(), sessions_.size(),
-      remembered.size());
+      "{}: metadata store at log index {}, {} orphan(s) awaiting reclaim, {} client "
+      "session(s) with {} remembered replies",
+      entity_, committer_.last_index(), orphans_.size(), sessions_.size(), remembered.size());
   return ok_status();
 }
 
@@ -341,11 +338,13 @@ awaitable<void> MdsService::become_active(raft::Term term) {
     co_return;  // not yet (the term's first entry is not committed) or not any more
   }
   auto loaded = co_await run_blocking(blocking_, [this] { return load_volatile_state(); });
-  if (!loaded) {
+  auto queued = co_await run_blocking(blocking_, [this] { return read_purge_queue(); });
+  if (!loaded || !queued) {
     spdlog::error("{}: cannot take over rank {}: {}", entity_, options_.fs.rank,
-                  loaded.error().to_string());
+                  (loaded ? queued.error() : loaded.error()).to_string());
     co_return;
   }
+  purge_queue_ = std::move(*queued);
   // Clients must re-open their files with us (our open counts start empty).
   instance_ = random_instance();
   // Evictions this replica began in an earlier term and did not commit are void: the
@@ -379,6 +378,7 @@ void MdsService::become_standby() {
   reconnect_.clear();     // and those waiting for the reconnect phase
   sessions_.clear();
   orphans_.clear();
+  purge_queue_.clear();
   spawn_checked(executor_, boot_loop());
 }
 

@@ -273,12 +273,15 @@ class MdsService {
     proto::PurgeRecord record;
   };
   std::vector<uint64_t> next_purge_batch() const;  // the first files of purge_queue_
+  // The files the store's purge queue holds; blocking (the caller assigns the result
+  // to purge_queue_ on the I/O executor).
+  Result<std::set<uint64_t>> read_purge_queue() const;
+  // The records of `inos`; blocking, run on blocking_.
   Result<std::vector<QueuedPurge>> read_purge_records(const std::vector<uint64_t>& inos) const;
   // Removes the file's objects, then logs its PurgeDone.
   awaitable<Status> purge_file(uint64_t ino, proto::PurgeRecord record);
 
-  // The orphans, purge queue and remembered replies in the store (after a start or a
-  // takeover).
+  // The orphans and remembered replies in the store (after a start or a takeover).
   // Blocking.
   Status load_volatile_state();
 

@@ -5,10 +5,10 @@
 // and logs PurgeDone for each file; its backlog is reported by kMdsStatFs.
 //
 // The active replica keeps the queued files' inode numbers in memory (purge_queue_),
-// read from the store once when it starts serving and added to as release entries
-// become durable. The loop reads each file's record by its key: scanning the queue in
-// the store would walk the deletion marker of every record purged before (they stay
-// until a compaction drops them), thousands per batch after an rm -rf.
+// read from the store once when it starts serving, added to as release entries become
+// durable and cleared when it stands by. The loop reads each file's record by its key:
+// scanning the queue in the store would walk the deletion marker of every record purged
+// before (they stay until a compaction drops them), thousands per batch after an rm -rf.
 #include <spdlog/spdlog.h>
 
 #include "mds/ops/meta_view.h"
@@ -110,6 +110,13 @@ awaitable<void> MdsService::purge_loop() {
   --background_running_;
 }
 
+Result<std::set<uint64_t>> MdsService::read_purge_queue() const {
+  auto queued = DFS_TRY(store_->scan(purge_prefix(), prefix_end(purge_prefix()), SIZE_MAX));
+  std::set<uint64_t> inos;
+  for (const auto& kv : queued) inos.insert(get_be64(std::string_view(kv.key).substr(1)));
+  return inos;
+}
+
 std::vector<uint64_t> MdsService::next_purge_batch() const {
   std::vector<uint64_t> batch;
   for (auto it = purge_queue_.begin(); it != purge_queue_.end() && batch.size() < kPurgeBatch;
@@ -136,7 +143,8 @@ Result<std::vector<MdsService::QueuedPurge>> MdsService::read_purge_records(
 }
 
 awaitable<Status> MdsService::purge_batch() {
-  while (!stopping_ && !purge_queue_.empty()) {
+  // Until deposed (a standby's queue is empty; the next active replica reads its own).
+  while (!stopping_ && serving_ && !purge_queue_.empty()) {
     const std::vector<uint64_t> batch = next_purge_batch();
     // `batch` by reference: GCC 12 destroys a closure temporary in a co_await twice.
     auto queued = co_await run_blocking(blocking_, [this, &batch] {

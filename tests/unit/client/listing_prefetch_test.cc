@@ -170,6 +170,19 @@ TEST_CASE("client/listing_prefetch: a change while a listing is in flight drops 
   CHECK(again->dir == 20);
 }
 
+TEST_CASE("client/listing_prefetch: a change of a listed directory itself leaves its listing") {
+  // chmod -R changes each directory before listing it: "." and ".." get no attributes.
+  ListingPrefetch p(4);
+  const Question asked{0, 0, 1024, 0};
+  p.want(10, asked);
+  REQUIRE(p.next(0));
+  p.touched({}, {1});  // the dots' inode (showing() gives them 1), in flight
+  p.arrived(10, showing({11}));
+  CHECK(p.state(10, asked) == State::kReady);
+  p.touched({}, {1});  // and held
+  CHECK(p.state(10, asked) == State::kReady);
+}
+
 TEST_CASE("client/listing_prefetch: a change of unknown reach forgets everything") {
   ListingPrefetch p(4);
   const Question asked{0, 0, 1024, 0};
