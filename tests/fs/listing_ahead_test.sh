@@ -63,12 +63,19 @@ mv "$mnt/n/c/gone" "$mnt/n/b/here"
 [ -z "$(ls "$mnt/n/c")" ] || fail "a deferred rename's source is still listed"
 [[ "$(ls "$mnt/n/b")" == here ]] || fail "a deferred rename's target is not listed"
 
+# listings_used: remounts and prints how many listings fetched ahead the mount before
+# used, as its unmount logged it (after the line itself on stderr).
+listings_used() {
+  remount_client
+  local line
+  line="$(grep -o 'directory listings fetched ahead: [0-9]*, of them used: [0-9]*' \
+    "$cluster/log/client.log" | tail -1)"
+  echo "${line:-no line}" >&2
+  echo "${line##* }"
+}
+
 step "unmount: the client says how many listings it fetched ahead and used"
-remount_client
-line="$(grep -o 'directory listings fetched ahead: [0-9]*, of them used: [0-9]*' \
-  "$cluster/log/client.log" | tail -1)"
-echo "${line:-no line}"
-used="$(echo "$line" | grep -o '[0-9]*$')"
+used="$(listings_used)"
 [ "${used:-0}" -gt 0 ] || fail "the cold walk used no listing fetched ahead"
 
 step "object files opened from their data fetched ahead outlive an unlink and a truncate"
@@ -155,11 +162,7 @@ mode="$(ls -l "$mnt/u/r/d6/s2" | awk '$NF == "f1" {print $1}')"
 remount_client
 rm -rf "$mnt/u/r"
 [ ! -e "$mnt/u/r" ] || fail "u/r is still there after rm -rf"
-remount_client
-line="$(grep -o 'directory listings fetched ahead: [0-9]*, of them used: [0-9]*' \
-  "$cluster/log/client.log" | tail -1)"
-echo "rm -rf of 31 directories: ${line:-no line}"
-used="$(echo "$line" | grep -o '[0-9]*$')"
+used="$(listings_used)"  # of the rm -rf of 31 directories
 [ "${used:-0}" -ge 20 ] || fail "rm -rf used ${used:-0} listings fetched ahead (of 30 it could)"
 [ -z "$(ls "$mnt/u")" ] || fail "after a remount u lists: $(ls "$mnt/u" | tr '\n' ' ')"
 echo "PASS"
