@@ -3,13 +3,6 @@
 #include <algorithm>
 
 namespace dfs::client {
-namespace {
-
-// The kernel gets no attributes for "." and ".." (Vfs::readdir): no change of theirs
-// makes a listing stale.
-bool is_dot(const std::string& name) { return name == "." || name == ".."; }
-
-}  // namespace
 
 ListingPrefetch::ListingPrefetch(size_t max_in_flight, size_t max_held_bytes, size_t max_queued)
     : max_in_flight_(max_in_flight), max_held_bytes_(max_held_bytes), max_queued_(max_queued) {}
@@ -133,8 +126,7 @@ std::optional<proto::ReaddirReply> ListingPrefetch::take(uint64_t dir, const Que
   ++hits_;
   for (const auto& e : it->second.reply.entries()) unshow(e.ino(), dir);
   proto::ReaddirReply reply = std::move(it->second.reply);
-  held_bytes_ -= it->second.bytes;
-  held_.erase(it);
+  drop(dir);  // nothing left to unshow
   return reply;
 }
 

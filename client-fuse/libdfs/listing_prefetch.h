@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -32,6 +33,10 @@
 #include "common/status/status.h"
 
 namespace dfs::client {
+
+// "." or "..": the kernel gets no attributes for them (Vfs::readdir), so no change of
+// theirs makes a listing stale, and a walk never descends into them.
+inline bool is_dot(const std::string& name) { return name == "." || name == ".."; }
 
 class ListingPrefetch {
  public:

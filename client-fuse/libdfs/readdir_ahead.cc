@@ -7,11 +7,6 @@
 #include "common/rpc/methods.h"
 
 namespace dfs::client {
-namespace {
-
-bool is_dot(const std::string& name) { return name == "." || name == ".."; }
-
-}  // namespace
 
 proto::ReaddirRequest FileClient::readdir_request(Ino ino, uint64_t cookie, uint32_t max_entries,
                                                   bool plus) const {

@@ -5,11 +5,6 @@
 #include "client-fuse/libdfs/file_state.h"
 
 namespace dfs::client {
-namespace {
-
-bool is_dot(const std::string& name) { return name == "." || name == ".."; }
-
-}  // namespace
 
 WalkAhead::WalkAhead(asio::any_io_executor executor, FetchListing fetch_listing, ObjectIo& io,
                      Options options, std::function<uint64_t()> changes)

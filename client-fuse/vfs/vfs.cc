@@ -17,7 +17,7 @@ namespace {
 
 constexpr uint64_t kBlockBytes = 4096;
 
-bool is_dot(const std::string& name) { return name == "." || name == ".."; }
+using client::is_dot;
 
 }  // namespace
 
