@@ -53,17 +53,20 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
 }
 
 CacheRights::DirsRecall CacheRights::dirs_recalled(const std::vector<uint64_t>& dirs,
-                                                   uint64_t seq) {
+                                                   uint64_t seq, bool changes_pending) {
   DirsRecall out;
   ++ownership_epoch_;
   ++generation_;
   KernelScope scope;
   std::vector<uint64_t> created;
-  // Only when every inode it names is shared here does the give-up push nothing: one
-  // the MDS counts as this mount's and the mount does not know as its own yet (a grant
-  // still settling) may have changes on their way as well.
-  const bool pushes = !std::all_of(dirs.begin(), dirs.end(),
-                                   [this](uint64_t ino) { return owned_.shares(ino); });
+  // Only when every inode it names is only shared here, and no change on its way names
+  // one, does the give-up push nothing: one the MDS counts as this mount's and the
+  // mount does not know as its own yet (a grant still settling) may have changes on
+  // their way as well, and a directory owned after it was shared is both.
+  const bool pushes =
+      changes_pending || !std::all_of(dirs.begin(), dirs.end(), [this](uint64_t ino) {
+        return owned_.shares(ino) && !owned_.covers(ino);
+      });
   out.dropped = owned_.give_up(dirs, &created, &scope.files);
   if (out.dropped) {
     // The recalled inodes, and the files created in recalled directories (their names

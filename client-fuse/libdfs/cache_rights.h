@@ -108,7 +108,10 @@ class CacheRights {
                                          std::string reason);
   // A recall of owned directories, applied whatever its seq: giving a directory up is
   // always safe, and a resent recall of directories given up already is answered again.
-  DirsRecall dirs_recalled(const std::vector<uint64_t>& dirs, uint64_t seq);
+  // `changes_pending`: a change of this mount not answered by the MDS yet names one of
+  // `dirs`; the give-up then pushes before it acknowledges, as for an owned one.
+  DirsRecall dirs_recalled(const std::vector<uint64_t>& dirs, uint64_t seq,
+                           bool changes_pending);
 
   // ---- Directories claimed while they exist ----
 

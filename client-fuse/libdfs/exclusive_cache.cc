@@ -5,6 +5,7 @@
 // acknowledge, and watch the lease.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "client-fuse/libdfs/file_client.h"
@@ -30,7 +31,12 @@ void FileClient::on_mds_push(const rpc::Frame& frame) {
 
 void FileClient::on_dirs_recalled(const std::vector<Ino>& dirs, uint64_t seq,
                                   const std::string& reason) {
-  CacheRights::DirsRecall recall = rights_.dirs_recalled(dirs, seq);
+  // A give-up that pushes nothing acknowledges ahead of the changes on their way
+  // (acknowledge()): those naming a recalled inode must go first.
+  const bool changes_pending = std::any_of(dirs.begin(), dirs.end(), [this](Ino ino) {
+    return touched_.touched(ino) || known_.attrs_pending(ino);
+  });
+  CacheRights::DirsRecall recall = rights_.dirs_recalled(dirs, seq, changes_pending);
   if (recall.dropped) {
     for (Ino dir : dirs) dirs_.forget(dir);
     ++setattr_calls_;  // listings kept for reuse are stale
@@ -156,12 +162,16 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
       if (alone(ino)) continue;
       st->forget_cached_data();  // others may write there from now on
     }
-    // Closed files kept lingering go now (their MDS opens included).
+    // Closed files kept lingering go (their MDS opens included), after the
+    // acknowledgement and without holding up the next round: a release outside owned
+    // directories is a call of its own, which waits for this mount's batches in flight,
+    // and one of those may wait for another mount's recall whose give-up waits for
+    // this acknowledgement.
     auto lingering = files_.states_where([this](const FileState& st) {
       return st.handles == 0 && !st.dirty() && !alone(st.ino);
     });
-    for (auto& st : lingering) co_await drop_state(st);
     co_await acknowledge(round->answering);
+    for (auto& st : lingering) drop_soon(st);
   }
   const auto took_ms = std::chrono::duration_cast<Duration>(Clock::now() - started).count();
   if (give_up.was_exclusive) {
@@ -197,7 +207,14 @@ awaitable<void> FileClient::invalidate_shared(CacheRights::KernelScope scope) {
 awaitable<void> FileClient::acknowledge(const std::vector<uint64_t>& seqs) {
   proto::CacheAckRequest ack;
   for (uint64_t s : seqs) ack.add_seqs(s);
-  auto acked = co_await mds_.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
+  // Alone, ahead of this mount's deferred changes queued or in flight: what the recalled
+  // rights covered was pushed and answered before this (push_all), and what is in flight
+  // since was deferred under rights still held. Behind a batch of those the
+  // acknowledgement could wait forever: a batch waits at the MDS for another mount's
+  // recall, and that mount's give-up may wait for a change of its own that waits for
+  // this very acknowledgement.
+  auto acked =
+      co_await mds_.call_alone<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
   if (!acked) {
     spdlog::warn("acknowledging a recall of caching rights: {}", acked.error().to_string());
   }

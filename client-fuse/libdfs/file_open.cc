@@ -496,6 +496,8 @@ awaitable<Status> FileClient::shutdown() {
   spdlog::info("deferred changes sent: {} in {} batches ({} applied, {} failed)",
                mds_.deferred_sent(), mds_.batches_sent(), mds_.deferred_queue().settled(),
                mds_.deferred_queue().failed());
+  spdlog::info("deferred changes the MDS sent back from a batch, sent again alone: {}",
+               mds_.deferred_sent_back());
   spdlog::info("listings, lookups and getattrs asked for ahead of deferred changes: {}",
                reads_ahead_of_deferred_);
   if (io_.behind_writes() > 0) {

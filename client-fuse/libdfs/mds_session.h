@@ -200,6 +200,8 @@ class MdsSession {
   // Deferred changes sent, and the batches that carried them (also with a call).
   uint64_t deferred_sent() const { return deferred_sent_; }
   uint64_t batches_sent() const { return batches_sent_; }
+  // Deferred changes the MDS sent back from a batch and that went again alone.
+  uint64_t deferred_sent_back() const { return deferred_sent_back_; }
 
  private:
   template <class Req>
@@ -252,6 +254,10 @@ class MdsSession {
   // outcome (deferred_); the result of the item without a `done` (call_raw's own
   // request) is returned.
   awaitable<Result<rpc::Frame>> call_batch(std::vector<DeferredOp> items);
+  // The deferred items of `items` from `first` on that `reply` (their batch's) says the
+  // MDS sent back go again one by one, alone; their results in `reply` become those.
+  awaitable<void> resend_sent_back(std::vector<DeferredOp>& items, size_t first,
+                                   proto::BatchReply& reply);
   // Retries until `timeout` (default: op_timeout) has passed, giving each attempt
   // `attempt_timeout` (default: the client's attempt_timeout).
   awaitable<Result<rpc::Frame>> call_with_retries(
@@ -307,6 +313,7 @@ class MdsSession {
   std::map<uint32_t, MethodStats> stats_;
   uint64_t deferred_sent_ = 0;
   uint64_t batches_sent_ = 0;
+  uint64_t deferred_sent_back_ = 0;
 };
 
 }  // namespace dfs::client

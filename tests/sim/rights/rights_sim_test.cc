@@ -391,7 +391,7 @@ class World {
     if (!dirs.empty()) {
       trace_(c.entity() + ": recall " + std::to_string(seq % 100000) + " of directory " +
              std::to_string(dirs.front()));
-      auto recall = c.rights.dirs_recalled(dirs, seq);
+      auto recall = c.rights.dirs_recalled(dirs, seq, false);
       if (recall.start) give_up_rights(c);
     } else if (c.rights.exclusive_notice(exclusive, seq, false, "notice")) {
       give_up_rights(c);

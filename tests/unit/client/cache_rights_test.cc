@@ -46,7 +46,7 @@ std::vector<std::vector<uint64_t>> finish_give_up(CacheRights& rights) {
 }
 
 void recall_one_file(CacheRights& rights, uint64_t seq, uint64_t file) {
-  auto recall = rights.dirs_recalled({file}, seq);
+  auto recall = rights.dirs_recalled({file}, seq, false);
   CHECK(recall.dropped);
   REQUIRE(recall.start);
   auto round = rights.next_round();
@@ -59,7 +59,7 @@ void recall_one_file(CacheRights& rights, uint64_t seq, uint64_t file) {
 
 uint64_t epoch_before_a_recall(CacheRights& rights, uint64_t seq) {
   const uint64_t before = rights.ownership_epoch();
-  rights.dirs_recalled({kElsewhere}, seq);
+  rights.dirs_recalled({kElsewhere}, seq, false);
   finish_give_up(rights);
   return before;
 }
@@ -173,7 +173,7 @@ TEST_CASE("client/cache_rights: a recall arriving during a round gets a round of
   REQUIRE(first);
   CHECK(first->answering == std::vector<uint64_t>{2});
   // While the first round pushes, the owned directory is recalled too.
-  auto dirs = rights.dirs_recalled({kDir}, 3);
+  auto dirs = rights.dirs_recalled({kDir}, 3, false);
   CHECK(dirs.dropped);
   CHECK_FALSE(dirs.start);  // joins the running give-up
   CHECK_FALSE(rights.alone(kDir));
@@ -217,14 +217,14 @@ TEST_CASE("client/cache_rights: owned directories: a recall is answered whether 
   CHECK(rights.alone(kFile));
   CHECK_FALSE(rights.alone(kElsewhere));
 
-  auto unknown = rights.dirs_recalled({kElsewhere}, 5);
+  auto unknown = rights.dirs_recalled({kElsewhere}, 5, false);
   CHECK_FALSE(unknown.dropped);
   REQUIRE(unknown.start);
   CHECK_FALSE(unknown.start->dropped);
   CHECK(finish_give_up(rights) == std::vector<std::vector<uint64_t>>{{5}});
   CHECK(rights.alone(kFile));
 
-  auto recall = rights.dirs_recalled({kDir}, 6);
+  auto recall = rights.dirs_recalled({kDir}, 6, false);
   CHECK(recall.dropped);
   REQUIRE(recall.start);
   CHECK(recall.start->dropped);
@@ -341,7 +341,7 @@ TEST_CASE("client/cache_rights: a directory the MDS gave is owned unless a recal
   CHECK(rights.alone(kDir));
 
   asked = rights.ownership_epoch();
-  auto recall = rights.dirs_recalled({kDir}, 9);  // it may have named the one asked for
+  auto recall = rights.dirs_recalled({kDir}, 9, false);  // it may have named the one asked for
   REQUIRE(recall.start);
   finish_give_up(rights);
   CHECK_FALSE(rights.own_claimed(20, asked));
@@ -383,14 +383,14 @@ TEST_CASE("client/cache_rights: a session reply during a give-up of directories 
   CacheRights rights(true);
   rights.owned().own(kDir);
   rights.owned().own(kElsewhere);
-  auto recall = rights.dirs_recalled({kDir}, 10);
+  auto recall = rights.dirs_recalled({kDir}, 10, false);
   REQUIRE(recall.start);
   // The connection broke; the session is re-opened while the give-up runs. The reply's
   // seq is the MDS's newest: that of a recall of kElsewhere this mount has not seen.
   CHECK_FALSE(rights.exclusive_notice(false, 11, true, "session reply"));
   CHECK(finish_give_up(rights) == std::vector<std::vector<uint64_t>>{{10}});
   CHECK(rights.alone(kElsewhere));  // still its own until that recall arrives
-  auto late = rights.dirs_recalled({kElsewhere}, 11);
+  auto late = rights.dirs_recalled({kElsewhere}, 11, false);
   REQUIRE(late.start);
   CHECK(finish_give_up(rights) == std::vector<std::vector<uint64_t>>{{11}});
   CHECK_FALSE(rights.alone(kElsewhere));
@@ -438,4 +438,44 @@ TEST_CASE("client/cache_rights: read shares: pages kept, never alone, given up l
   std::sort(files.begin(), files.end());
   CHECK(files == std::vector<uint64_t>{kShared, kOther});
   CHECK_FALSE(rights.read_shared(kOther));
+}
+
+TEST_CASE("client/cache_rights: a give-up pushes unless it names only shares no pending change names") {
+  constexpr uint64_t kShared = 20, kSharedThenOwned = 21;
+  CacheRights rights(true);
+  REQUIRE(rights.share_claimed(kShared, rights.ownership_epoch(), true));
+  REQUIRE(rights.share_claimed(kSharedThenOwned, rights.ownership_epoch(), false));
+
+  // Shares alone, nothing on its way names them: nothing to push (acknowledged ahead of
+  // the mount's other changes).
+  auto shares_only = rights.dirs_recalled({kShared}, 2, false);
+  REQUIRE(shares_only.start);
+  CHECK_FALSE(shares_only.start->pushes);
+  auto round = rights.next_round();
+  REQUIRE(round);
+  CHECK_FALSE(round->push);
+  CHECK_FALSE(rights.next_round());
+
+  // A change not answered yet names the shared inode: it goes first.
+  REQUIRE(rights.share_claimed(kShared, rights.ownership_epoch(), true));
+  auto named = rights.dirs_recalled({kShared}, 3, true);
+  REQUIRE(named.start);
+  CHECK(named.start->pushes);
+  round = rights.next_round();
+  REQUIRE(round);
+  CHECK(round->push);
+  CHECK_FALSE(rights.next_round());
+
+  // A directory shared, then owned (a create there asked for it): what was deferred in
+  // it goes first.
+  REQUIRE(rights.own_claimed(kSharedThenOwned, rights.ownership_epoch()));
+  REQUIRE(rights.owned().shares(kSharedThenOwned));
+  auto owned = rights.dirs_recalled({kSharedThenOwned}, 4, false);
+  REQUIRE(owned.start);
+  CHECK(owned.dropped);
+  CHECK(owned.start->pushes);
+  round = rights.next_round();
+  REQUIRE(round);
+  CHECK(round->push);
+  CHECK_FALSE(rights.next_round());
 }
