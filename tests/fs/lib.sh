@@ -43,6 +43,14 @@ for _ in $(seq 1 50); do
 done
 
 dump_logs() {
+  # First what ends sessions and rights, from every log (a failure's output may be cut
+  # short, and the tails below may be all the same warning).
+  local f
+  for f in "$cluster"/log/*.log; do
+    [ -f "$f" ] || continue
+    grep -E "evict|fenced|lapse|not answered a renewal|deposed|lost (the )?lead" "$f" 2>/dev/null |
+      head -n 8 | sed "s|^|${f##*/}: |"
+  done
   dump_blocked
   for f in "$cluster"/log/*.log; do
     [ -f "$f" ] || continue
