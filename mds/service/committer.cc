@@ -29,9 +29,15 @@ Committer::Committer(asio::any_io_executor io, asio::thread_pool& pool, MetaStor
       options_(options),
       sync_wake_(io_) {}
 
+Result<uint64_t> Committer::read_last_index() const { return read_counter(store_, kLogIndex); }
+
+void Committer::adopt_last_index(uint64_t index) {
+  last_index_ = index;
+  durable_index_ = index;  // what a restart finds in the log is on disk by now
+}
+
 Status Committer::load() {
-  last_index_ = DFS_TRY(read_counter(store_, kLogIndex));
-  durable_index_ = last_index_;  // what a restart finds in the log is on disk by now
+  adopt_last_index(DFS_TRY(read_last_index()));
   return ok_status();
 }
 

@@ -72,9 +72,13 @@ class Committer {
   Committer(asio::any_io_executor io, asio::thread_pool& pool, MetaStore& store, FsSettings fs,
             NowFn now, CommitterOptions options = {});
 
-  // Reads the last log index and the inode counter. Blocking: call before serving (and
-  // a replicated rank's new leader again before it serves).
+  // The last log index in the store. Blocking, touches nothing of this object: read it
+  // before serving (and a replicated rank's new leader again before it serves), on any
+  // thread, and hand it to adopt_last_index() on the I/O executor.
   // Errors: store errors.
+  Result<uint64_t> read_last_index() const;
+  void adopt_last_index(uint64_t index);
+  // Both, on the thread that runs the I/O executor or before it runs.
   Status load();
 
   // Replicates groups through `raft` instead of the local log (see above);

@@ -121,8 +121,7 @@ Status MdsService::load() {
     return ok_status();  // the active replica loads the rest when it takes over
   }
   locks_.begin_reassert(reconnect_wait());  // clients held locks before a restart
-  DFS_TRY_STATUS(load_volatile_state());
-  purge_queue_ = DFS_TRY(read_purge_queue());
+  adopt_volatile_state(DFS_TRY(read_volatile_state()));  // load() runs before start()
   begin_reconnect_phase();
   return ok_status();
 }
@@ -198,25 +197,36 @@ awaitable<void> MdsService::wait_for_previous_rights(const std::string& client) 
   if (serving_) co_await cache_.given_up_for(client);
 }
 
-Status MdsService::load_volatile_state() {
-  DFS_TRY_STATUS(committer_.load());
-  orphans_.clear();
+Result<MdsService::VolatileState> MdsService::read_volatile_state() const {
+  VolatileState state;
+  state.log_index = DFS_TRY(committer_.read_last_index());
   auto orphans = DFS_TRY(store_->scan(orphan_prefix(), prefix_end(orphan_prefix()), SIZE_MAX));
-  for (const auto& kv : orphans) orphans_.insert(get_be64(std::string_view(kv.key).substr(1)));
+  for (const auto& kv : orphans) state.orphans.insert(get_be64(std::string_view(kv.key).substr(1)));
+  auto remembered = DFS_TRY(store_->scan(request_prefix(), prefix_end(request_prefix()), SIZE_MAX));
+  for (auto& kv : remembered) {
+    auto key = DFS_TRY(decode_request_key(kv.key));
+    state.remembered.push_back({std::move(key.client), key.seq, std::move(kv.value)});
+  }
+  state.purge_queue = DFS_TRY(read_purge_queue());
+  return state;
+}
+
+void MdsService::adopt_volatile_state(VolatileState state) {
+  committer_.adopt_last_index(state.log_index);
+  orphans_ = std::move(state.orphans);
+  purge_queue_ = std::move(state.purge_queue);
   started_at_ = Clock::now();
   // Replies to recent requests: a client resending one after our restart (or to a new
   // leader) gets it instead of a second execution.
   sessions_.clear();
-  auto remembered = DFS_TRY(store_->scan(request_prefix(), prefix_end(request_prefix()), SIZE_MAX));
-  for (auto& kv : remembered) {
-    auto key = DFS_TRY(decode_request_key(kv.key));
-    sessions_.preload(key.client, key.seq, std::move(kv.value), executor_, started_at_);
+  for (auto& r : state.remembered) {
+    sessions_.preload(r.client, r.seq, std::move(r.reply), executor_, started_at_);
   }
   spdlog::info(
-      "{}: metadata store at log index {}, {} orphan(s) awaiting reclaim, {} client "
-      "session(s) with {} remembered replies",
-      entity_, committer_.last_index(), orphans_.size(), sessions_.size(), remembered.size());
-  return ok_status();
+      "{}: metadata store at log index {}, {} orphan(s) awaiting reclaim, {} file(s) queued "
+      "for purge, {} client session(s) with {} remembered replies",
+      entity_, committer_.last_index(), orphans_.size(), purge_queue_.size(), sessions_.size(),
+      state.remembered.size());
 }
 
 Result<std::string> MdsService::start() {
@@ -337,14 +347,13 @@ awaitable<void> MdsService::become_active(raft::Term term) {
   if (!caught_up || status.role != raft::Role::kLeader || status.term != term || stopping_) {
     co_return;  // not yet (the term's first entry is not committed) or not any more
   }
-  auto loaded = co_await run_blocking(blocking_, [this] { return load_volatile_state(); });
-  auto queued = co_await run_blocking(blocking_, [this] { return read_purge_queue(); });
-  if (!loaded || !queued) {
+  auto loaded = co_await run_blocking(blocking_, [this] { return read_volatile_state(); });
+  if (!loaded) {
     spdlog::error("{}: cannot take over rank {}: {}", entity_, options_.fs.rank,
-                  (loaded ? queued.error() : loaded.error()).to_string());
+                  loaded.error().to_string());
     co_return;
   }
-  purge_queue_ = std::move(*queued);
+  adopt_volatile_state(std::move(*loaded));
   // Clients must re-open their files with us (our open counts start empty).
   instance_ = random_instance();
   // Evictions this replica began in an earlier term and did not commit are void: the

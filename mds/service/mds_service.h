@@ -273,17 +273,32 @@ class MdsService {
     proto::PurgeRecord record;
   };
   std::vector<uint64_t> next_purge_batch() const;  // the first files of purge_queue_
-  // The files the store's purge queue holds; blocking (the caller assigns the result
-  // to purge_queue_ on the I/O executor).
+  // The files the store's purge queue holds; blocking (read_volatile_state).
   Result<std::set<uint64_t>> read_purge_queue() const;
   // The records of `inos`; blocking, run on blocking_.
   Result<std::vector<QueuedPurge>> read_purge_records(const std::vector<uint64_t>& inos) const;
   // Removes the file's objects, then logs its PurgeDone.
   awaitable<Status> purge_file(uint64_t ino, proto::PurgeRecord record);
 
-  // The orphans and remembered replies in the store (after a start or a takeover).
-  // Blocking.
-  Status load_volatile_state();
+  // What a replica reads from its store before it serves (a start, a takeover): read on
+  // any thread by read_volatile_state (blocking; it touches nothing of this object),
+  // then adopted on the I/O executor, the one thread that touches what it fills (the
+  // apply path changes orphans_ and purge_queue_ there, also on a standby). A takeover
+  // reads once it has applied everything committed before its term, and nothing more
+  // applies before it serves: the adopted state misses no entry.
+  struct VolatileState {
+    uint64_t log_index = 0;
+    std::set<uint64_t> orphans;
+    struct Remembered {
+      std::string client;
+      uint64_t seq = 0;
+      std::string reply;
+    };
+    std::vector<Remembered> remembered;  // replies to recent requests, by session
+    std::set<uint64_t> purge_queue;
+  };
+  Result<VolatileState> read_volatile_state() const;
+  void adopt_volatile_state(VolatileState state);
 
   // replication (mds_service.cc): following the rank's Raft role
   awaitable<void> leadership_loop();
