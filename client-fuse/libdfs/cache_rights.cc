@@ -42,12 +42,14 @@ std::optional<CacheRights::GiveUp> CacheRights::exclusive_notice(bool exclusive,
     acks_pending_.push_back(seq);
     return std::nullopt;
   }
-  if (!exclusive_) {
+  if (!exclusive_ && !lapsed_exclusive_) {
     // Nothing to give up; a pushed recall of a right never applied is still answered.
     if (from_session_reply) return std::nullopt;
     return start_give_up(seq, GiveUp{}, {}, /*push=*/false);
   }
+  // Held, or held when the lease lapsed (what was deferred under it is still queued).
   exclusive_ = false;  // from here on nothing is deferred, buffered or answered alone
+  lapsed_exclusive_ = false;
   return start_give_up(seq, GiveUp{.was_exclusive = true, .dropped = true, .pushes = true},
                        KernelScope::all(), /*push=*/true);
 }

@@ -126,7 +126,7 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     // recalled for the MDS's bound take nothing from it, and are acknowledged at once.
     // (A recall of exclusive caching stops it before its round begins.)
     if (rights_.exclusive()) {
-      co_await acknowledge(round->answering);
+      co_await acknowledge(round->answering, /*behind_changes=*/false);
       continue;
     }
     // The kernel's dirty pages first: they come back through write() (synchronous
@@ -162,16 +162,20 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
       if (alone(ino)) continue;
       st->forget_cached_data();  // others may write there from now on
     }
-    // Closed files kept lingering go (their MDS opens included), after the
-    // acknowledgement and without holding up the next round: a release outside owned
-    // directories is a call of its own, which waits for this mount's batches in flight,
-    // and one of those may wait for another mount's recall whose give-up waits for
-    // this acknowledgement.
+    // Closed files kept lingering go now (their MDS opens included), so that the mount
+    // that asked may be given them. A round that pushed nothing releases them after
+    // its acknowledgement instead, without waiting: a release outside owned
+    // directories is a call of its own, which waits for this mount's batches in flight.
     auto lingering = files_.states_where([this](const FileState& st) {
       return st.handles == 0 && !st.dirty() && !alone(st.ino);
     });
-    co_await acknowledge(round->answering);
-    for (auto& st : lingering) drop_soon(st);
+    if (round->push) {
+      for (auto& st : lingering) co_await drop_state(st);
+      co_await acknowledge(round->answering, /*behind_changes=*/true);
+    } else {
+      co_await acknowledge(round->answering, /*behind_changes=*/false);
+      for (auto& st : lingering) drop_soon(st);
+    }
   }
   const auto took_ms = std::chrono::duration_cast<Duration>(Clock::now() - started).count();
   if (give_up.was_exclusive) {
@@ -204,17 +208,20 @@ awaitable<void> FileClient::invalidate_shared(CacheRights::KernelScope scope) {
                "answered)");
 }
 
-awaitable<void> FileClient::acknowledge(const std::vector<uint64_t>& seqs) {
+awaitable<void> FileClient::acknowledge(const std::vector<uint64_t>& seqs, bool behind_changes) {
   proto::CacheAckRequest ack;
   for (uint64_t s : seqs) ack.add_seqs(s);
-  // Alone, ahead of this mount's deferred changes queued or in flight: what the recalled
-  // rights covered was pushed and answered before this (push_all), and what is in flight
-  // since was deferred under rights still held. Behind a batch of those the
-  // acknowledgement could wait forever: a batch waits at the MDS for another mount's
-  // recall, and that mount's give-up may wait for a change of its own that waits for
-  // this very acknowledgement.
-  auto acked =
-      co_await mds_.call_alone<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
+  // A round that pushed nothing answers alone, ahead of this mount's deferred changes
+  // queued or in flight: none of them was made under what it gives up. Behind a batch
+  // of them the acknowledgement could wait forever: a batch waits at the MDS for
+  // another mount's recall, and that mount's give-up may wait for a change of its own
+  // that waits for this very acknowledgement.
+  Result<proto::CacheAckReply> acked;
+  if (behind_changes) {
+    acked = co_await mds_.call<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
+  } else {
+    acked = co_await mds_.call_alone<proto::CacheAckReply>(rpc::kMdsCacheAck, ack, Creds{}, false);
+  }
   if (!acked) {
     spdlog::warn("acknowledging a recall of caching rights: {}", acked.error().to_string());
   }

@@ -414,8 +414,10 @@ class FileClient {
   // exclusive caching is still held (directories recalled for the MDS's bound) only
   // acknowledges: everything stays covered.
   awaitable<void> give_up_rights(CacheRights::GiveUp give_up, std::string reason);
-  // kMdsCacheAck for the recalls `seqs` (a failure is logged: the MDS resends).
-  awaitable<void> acknowledge(const std::vector<uint64_t>& seqs);
+  // kMdsCacheAck for the recalls `seqs` (a failure is logged: the MDS resends);
+  // `behind_changes`: after this mount's deferred changes in flight, carrying those
+  // queued (a round that pushed), else alone.
+  awaitable<void> acknowledge(const std::vector<uint64_t>& seqs, bool behind_changes);
   // Whether a create in `parent` asks the MDS to own it (MknodRequest.own_parent): an
   // existing directory nobody owns becomes this mount's, as if it had created it.
   bool asks_to_own(Ino parent) const;

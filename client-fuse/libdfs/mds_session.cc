@@ -207,7 +207,10 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<DeferredOp> ite
     if (reply && static_cast<size_t>(reply->results_size()) != end - first) {
       reply = make_error(ErrorCode::kProtocol, "a batch reply with the wrong number of results");
     }
-    if (reply) co_await resend_sent_back(items, first, *reply);
+    if (reply) {
+      Status resent = co_await resend_sent_back(items, first, *reply);
+      if (!resent) reply = unexpected(std::move(resent).error());  // all kept, in order
+    }
     if (carries_deferred) deferred_.batch_answered();
     if (!reply && is_retryable(reply.error().code())) {
       // The MDS could not be reached: this batch and the ones after it keep their
@@ -242,19 +245,22 @@ awaitable<Result<rpc::Frame>> MdsSession::call_batch(std::vector<DeferredOp> ite
   co_return last;
 }
 
-awaitable<void> MdsSession::resend_sent_back(std::vector<DeferredOp>& items, size_t first,
-                                             proto::BatchReply& reply) {
+awaitable<Status> MdsSession::resend_sent_back(std::vector<DeferredOp>& items, size_t first,
+                                               proto::BatchReply& reply) {
   // The MDS sends an item back, unapplied, and every item after it, when the item would
   // wait inside the batch for another mount to give up a directory or a share (see
   // MdsService::on_batch). A deferred one goes again now, alone, where it may wait: in
   // order, and before the batch counts as answered, so that nothing deferred later
-  // passes it. The caller's own request is call_raw's to send again.
+  // passes it. The caller's own request is call_raw's to send again. An MDS that cannot
+  // be reached fails the whole batch: its items are kept and sent again as they are
+  // (those applied meanwhile are answered from the MDS's remembered replies).
   for (int i = 0; i < reply.results_size(); ++i) {
     auto& result = *reply.mutable_results(i);
     DeferredOp& item = items[first + static_cast<size_t>(i)];
     if (!item.done || result.code() != static_cast<uint32_t>(ErrorCode::kWouldBlock)) continue;
     ++deferred_sent_back_;
     auto alone = co_await call_with_retries(item.method, item.body);
+    if (!alone && is_retryable(alone.error().code())) co_return unexpected(alone.error());
     if (alone) {
       result.set_code(0);
       result.set_message("");
@@ -264,6 +270,7 @@ awaitable<void> MdsSession::resend_sent_back(std::vector<DeferredOp>& items, siz
       result.set_message(alone.error().context());
     }
   }
+  co_return ok_status();
 }
 
 awaitable<Result<rpc::Frame>> MdsSession::call_until_answered(uint32_t method, std::string body) {

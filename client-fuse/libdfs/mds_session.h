@@ -64,14 +64,16 @@ class MdsSession {
   awaitable<void> answers_settled(uint64_t mark) { return calls_.settled(mark); }
 
   // `request` goes at once, alone, passing the deferred changes queued or in flight.
-  // For two callers only:
+  // For three callers only:
   //   - the on_new_instance hook. It runs inside the connection attempt of a call that
   //     may be a batch of deferred changes; waiting for that batch would deadlock, and
   //     carrying changes deferred after it, or letting any other mutating call pass it
   //     while the hook runs, would reorder them (a rename whose file's create was in
   //     that batch failed with "no entry" after a failover);
   //   - a read none of those changes can affect (FileClient::readdir_ahead_of_deferred and
-  //     FileClient::mds_inode_shared).
+  //     FileClient::mds_inode_shared);
+  //   - the acknowledgement of a recall whose give-up pushed nothing
+  //     (FileClient::acknowledge): none of those changes was made under what it gives up.
   template <class Resp, class Req>
   awaitable<Result<Resp>> call_alone(uint32_t method, Req request, const Creds& creds,
                                      bool mutating) {
@@ -256,8 +258,9 @@ class MdsSession {
   awaitable<Result<rpc::Frame>> call_batch(std::vector<DeferredOp> items);
   // The deferred items of `items` from `first` on that `reply` (their batch's) says the
   // MDS sent back go again one by one, alone; their results in `reply` become those.
-  awaitable<void> resend_sent_back(std::vector<DeferredOp>& items, size_t first,
-                                   proto::BatchReply& reply);
+  // Errors: a retryable one (the MDS unreachable until op_timeout) that stopped it.
+  awaitable<Status> resend_sent_back(std::vector<DeferredOp>& items, size_t first,
+                                     proto::BatchReply& reply);
   // Retries until `timeout` (default: op_timeout) has passed, giving each attempt
   // `attempt_timeout` (default: the client's attempt_timeout).
   awaitable<Result<rpc::Frame>> call_with_retries(

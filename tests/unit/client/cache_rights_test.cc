@@ -479,3 +479,29 @@ TEST_CASE("client/cache_rights: a give-up pushes unless it names only shares no 
   CHECK(round->push);
   CHECK_FALSE(rights.next_round());
 }
+
+TEST_CASE("client/cache_rights: a recall of exclusive caching after a lapse pushes what was deferred under it") {
+  CacheRights rights = granted(4);
+  REQUIRE(rights.lapse());
+  CHECK_FALSE(rights.exclusive());
+  auto give_up = rights.exclusive_notice(false, 5, false, "another mount");
+  REQUIRE(give_up);
+  CHECK(give_up->was_exclusive);
+  CHECK(give_up->pushes);
+  auto round = rights.next_round();
+  REQUIRE(round);
+  CHECK(round->push);
+  CHECK(round->invalidate.everything);
+  CHECK_FALSE(rights.next_round());
+  // The renewal that follows restores nothing: the right went.
+  auto renewal = rights.renewed(false, 5, false);
+  CHECK(renewal.was_lapsed);
+  CHECK_FALSE(renewal.exclusive_back);
+  CHECK_FALSE(rights.exclusive());
+
+  // Never held: nothing to push.
+  CacheRights never(true);
+  auto answered = never.exclusive_notice(false, 2, false, "another mount");
+  REQUIRE(answered);
+  CHECK_FALSE(answered->pushes);
+}
