@@ -31,11 +31,9 @@ void on_init(void* userdata, fuse_conn_info* conn) {
   // The MDS applies the umask (carried in the credentials), or instead a parent's
   // default ACL: the kernel must not apply it first.
   want(FUSE_CAP_DONT_MASK, true);
-  // We (the MDS) clear setuid/setgid/capabilities on write, truncate and chown. Meant to
-  // spare the kernel a getxattr(security.capability) per write, but measured
-  // (tools/bench/fsbench --killpriv-check) it spares nothing: libfuse 3.14 does not pass
-  // this flag on to the kernel, and only KILLPRIV_V2 (SB_NOSEC) skips that getxattr.
-  // -o nokillpriv leaves it out.
+  // We (the MDS) clear setuid/setgid/capabilities on write, truncate and chown. libfuse
+  // 3.14 passes neither this flag nor KILLPRIV_V2 on to the kernel; KillprivV2 adds the
+  // latter to the reply (killpriv_v2.h). -o nokillpriv leaves both out.
   want(FUSE_CAP_HANDLE_KILLPRIV, o.handle_killpriv);
   // flock(2) and fcntl(2) locks go to the MDS (lock_ops.cc), so that they hold across
   // every mount, not only among this kernel's processes.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "client-fuse/fuse/killpriv_v2.h"
 #include "client-fuse/fuse/reply.h"
 #include "client-fuse/vfs/vfs.h"
 #include "common/rpc/asio.h"
@@ -36,8 +37,10 @@ struct FuseContext {
   FuseOptions options;
   // Called once from init(), when the kernel's INIT was answered: the mount is live.
   std::function<void()> on_init;
-  // getxattr("security.capability") requests from the kernel (its check before every
-  // write; see killpriv in fs_ops.cc), logged at unmount for tools/bench/fsbench.
+  // Adds FUSE_HANDLE_KILLPRIV_V2 to the INIT reply (killpriv_v2.h).
+  KillprivV2 killpriv_v2;
+  // getxattr("security.capability") requests from the kernel (its check before a write;
+  // see killpriv_v2.h), logged at unmount for tools/bench/fsbench.
   std::atomic<uint64_t> capability_getxattrs{0};
   // Files placed in the page cache at open (file_ops.cc), and stores the kernel refused.
   std::atomic<uint64_t> prefilled_files{0};

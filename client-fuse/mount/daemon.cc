@@ -243,6 +243,7 @@ int serve(const MountOptions& o, Reporter& reporter) {
   if (fuse_session_mount(se, o.mountpoint.c_str()) != 0) {
     reporter.fail("cannot mount on " + o.mountpoint + fuse_error_suffix());
   } else {
+    if (o.handle_killpriv) ctx.killpriv_v2.install(se);
     spdlog::info("mounted {} on {} as client.{}", o.source_text, o.mountpoint, o.name);
     // A signal asks the daemon to stop: no more waiting op_timeout on a silent cluster.
     auto stop_soon = [&fc] { fc.objects().stop_retrying_after(kStopGrace); };

@@ -49,8 +49,8 @@ struct MountOptions {
   bool exclusive = true;  // cache=exclusive (default) or cache=shared
   bool posix_acl = true;
   bool splice = true;
-  // killpriv (default) or nokillpriv: whether init() asks for FUSE_CAP_HANDLE_KILLPRIV
-  // (see client-fuse/fuse/fs_ops.cc); nokillpriv is for measuring the difference.
+  // killpriv (default) or nokillpriv: whether the kernel is asked to leave clearing
+  // privileges to us (client-fuse/fuse/killpriv_v2.h); nokillpriv measures the difference.
   bool handle_killpriv = true;
   uint64_t readahead_bytes = 8u << 20;
   // listing_data_kb=KB: listings carry inline files' data up to this size (exclusive
