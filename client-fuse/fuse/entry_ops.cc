@@ -85,8 +85,8 @@ void on_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
            uint64_t r) -> awaitable<void> {
           auto result = co_await v->mknod(std::move(c), p, std::move(n), m, r);
           reply_entry(reply, v, result);
-        }(FuseReply(req, "mknod"), &vfs_of(req), creds_of(req), parent, std::string(name), mode,
-                       rdev));
+        }(FuseReply(req, "mknod"), &vfs_of(req), creds_of(req, new_file_needs_groups(req, mode)),
+                       parent, std::string(name), mode, rdev));
 }
 
 void on_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
@@ -182,6 +182,10 @@ client::Creds creds_of(fuse_req_t req, bool with_groups) {
       c.groups.push_back(groups[i]);
   }
   return c;
+}
+
+bool new_file_needs_groups(fuse_req_t req, mode_t mode) {
+  return fuse_req_ctx(req)->uid != 0 && !S_ISDIR(mode) && (mode & S_ISGID) && (mode & S_IXGRP);
 }
 
 void add_entry_ops(fuse_lowlevel_ops& ops) {

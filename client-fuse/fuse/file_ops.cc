@@ -30,8 +30,8 @@ void on_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
             // The kernel never saw the file handle: close it again.
             ignore_error(co_await v->release(opened->fh), "undoing an undelivered create");
           }
-        }(FuseReply(req, "create"), &vfs_of(req), creds_of(req), parent, std::string(name), mode,
-                                *fi));
+        }(FuseReply(req, "create"), &vfs_of(req), creds_of(req, new_file_needs_groups(req, mode)),
+                                parent, std::string(name), mode, *fi));
 }
 
 // A cold walk that reads every file (rsync, tar -c, cp -a) opens a file whose whole

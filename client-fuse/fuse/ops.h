@@ -61,8 +61,11 @@ inline FuseContext& context(fuse_req_t req) {
 inline vfs::Vfs& vfs_of(fuse_req_t req) { return *context(req).vfs; }
 
 // The caller's credentials; supplementary groups only when asked (reading them costs
-// a /proc lookup, and only chown/chmod decisions need them).
+// a /proc lookup, and only setgid and group decisions need them).
 client::Creds creds_of(fuse_req_t req, bool with_groups = false);
+// Whether creating a file of `mode` needs them: a setgid-executable file made by a caller
+// other than root keeps setgid only for a member of its group (mds/ops/mknod.cc).
+bool new_file_needs_groups(fuse_req_t req, mode_t mode);
 
 // Runs `task` on the client's I/O thread.
 template <class Awaitable>

@@ -22,12 +22,18 @@ void reply_sized(FuseReply& reply, const std::string& value, size_t size) {
 
 void on_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                  int flags) {
+  // Supplementary groups (a /proc read, creds_of) matter only to an access ACL set by a
+  // caller other than root: it keeps setgid only for a member of the file's group
+  // (mds/ops/xattr.cc). `tar --acls` sets one on every file, as root.
+  bool needs_groups =
+      fuse_req_ctx(req)->uid != 0 && std::strcmp(name, "system.posix_acl_access") == 0;
   spawn(req,
         [](FuseReply reply, Vfs* v, client::Creds c, uint64_t i, std::string n, std::string val,
            int f) -> awaitable<void> {
           auto set = co_await v->setxattr(std::move(c), i, std::move(n), std::move(val), f);
           reply_status(reply, set);
-        }(FuseReply(req, "setxattr"), &vfs_of(req), creds_of(req, true), ino, std::string(name),
+        }(FuseReply(req, "setxattr"), &vfs_of(req), creds_of(req, needs_groups), ino,
+                  std::string(name),
                   std::string(value, size), flags));
 }
 

@@ -217,6 +217,24 @@ TEST_CASE_FIXTURE(Scratch, "posix/setgid: a non-member cannot create a setgid fi
   CHECK_EQ(mode_of(p("sg/f")), 0775);
 }
 
+TEST_CASE_FIXTURE(Scratch, "posix/setgid: a member by a supplementary group creates setgid files") {
+  REQUIRE_EQ(::mkdir(p("sg").c_str(), 0777), 0);
+  REQUIRE_EQ(::chown(p("sg").c_str(), 0, 4321), 0);
+  REQUIRE_EQ(::chmod(p("sg").c_str(), 02777), 0);
+  Cred member{kUser1.uid, kUser1.gid, {4321}};
+  CHECK_EQ(user_err(member,
+                    [&] {
+                      ::umask(0);
+                      int fd = ::open(p("sg/f").c_str(), O_CREAT | O_WRONLY, 02775);
+                      if (fd < 0) return errno;
+                      ::close(fd);
+                      return ::mknod(p("sg/n").c_str(), S_IFREG | 02770, 0) == 0 ? 0 : errno;
+                    }),
+           "OK");
+  CHECK_EQ(mode_of(p("sg/f")), 02775);
+  CHECK_EQ(mode_of(p("sg/n")), 02770);
+}
+
 TEST_CASE_FIXTURE(Scratch, "posix/setgid: without setgid the creator's group is used") {
   REQUIRE_EQ(::mkdir(p("d").c_str(), 0777), 0);
   REQUIRE_EQ(::chown(p("d").c_str(), 0, 4321), 0);
