@@ -48,8 +48,9 @@ dump_logs() {
   local f
   for f in "$cluster"/log/*.log; do
     [ -f "$f" ] || continue
-    grep -E "evict|fenced|lapse|not answered a renewal|deposed|lost (the )?lead" "$f" 2>/dev/null |
-      head -n 8 | sed "s|^|${f##*/}: |"
+    # A log without such lines must not end the cleanup (pipefail, errexit).
+    { grep -E "evict|fenced|lapse|not answered a renewal|deposed|lost (the )?lead" "$f" ||
+      true; } 2>/dev/null | head -n 8 | sed "s|^|${f##*/}: |"
   done
   dump_blocked
   for f in "$cluster"/log/*.log; do
