@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "client-fuse/fuse/ops.h"
@@ -97,8 +98,15 @@ void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*
         }(FuseReply(req, "read"), &vfs_of(req), fi->fh, static_cast<uint64_t>(off), size));
 }
 
-void on_write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_file_info* fi) {
+void on_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t off,
+                  fuse_file_info* fi) {
   FuseReply reply(req, "write");
+  // A write the kernel sends past its cache, from a caller other than root (the MDS's
+  // stand-in for CAP_FSETID), once the kernel leaves clearing privileges to us: the
+  // file loses setuid/setgid before the data moves, with the writer's credentials (the
+  // MDS's own clear at commit knows only the opener's).
+  const bool drop_privileges =
+      !fi->writepage && fuse_req_ctx(req)->uid != 0 && context(req).killpriv_v2.negotiated();
   // The data lives in libfuse's buffer (or a pipe) only until we return: copy it.
   size_t size = fuse_buf_size(in);
   std::string data(size, '\0');
@@ -110,17 +118,26 @@ void on_write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_f
     return;
   }
   data.resize(static_cast<size_t>(copied));
+  std::optional<client::Creds> writer;
+  if (drop_privileges) writer = creds_of(req);
   spawn(req,
-        [](FuseReply r, Vfs* v, uint64_t fh, int flags, bool page_cache, uint64_t offset,
-           std::string bytes) -> awaitable<void> {
+        [](FuseReply r, Vfs* v, uint64_t i, std::optional<client::Creds> w, uint64_t fh,
+           int flags, bool page_cache, uint64_t offset, std::string bytes) -> awaitable<void> {
+          if (w) {
+            auto dropped = co_await v->drop_privileges_to_write(std::move(*w), i);
+            if (!dropped) {
+              r.fail(dropped.error());
+              co_return;
+            }
+          }
           auto written = co_await v->write(fh, flags, page_cache, offset, std::move(bytes));
           if (!written) {
             r.fail(written.error());
           } else {
             r.write(*written);
           }
-        }(std::move(reply), &vfs_of(req), fi->fh, fi->flags, fi->writepage != 0,
-                              static_cast<uint64_t>(off), std::move(data)));
+        }(std::move(reply), &vfs_of(req), ino, std::move(writer), fi->fh, fi->flags,
+                              fi->writepage != 0, static_cast<uint64_t>(off), std::move(data)));
 }
 
 // Every close(2) sends a FLUSH, and waits for it. In exclusive mode its work (queueing

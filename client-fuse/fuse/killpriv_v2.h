@@ -9,12 +9,15 @@
 // found without privileges is not asked again until its attributes are refreshed
 // (fuse_change_attributes clears S_NOSEC, since another mount may have set them).
 //
-// The contract it takes on, which the MDS already keeps for every mount (kill_privileges,
+// The contract it takes on, which the MDS keeps for every mount (kill_privileges,
 // mds/ops/inode_rules.h): a write or truncate by a caller other than root clears
 // setuid, and setgid with group-execute; every write and truncate clears
-// security.capability; chown of a non-directory clears all three; open with O_TRUNC is a
-// truncate. The kernel still sends a write to a setuid file synchronously
-// (writethrough), and still removes security.capability itself where it finds one.
+// security.capability; chown of a non-directory clears setuid, capabilities, and setgid
+// with group-execute; open with O_TRUNC is a truncate. A write whose caller lacks
+// CAP_FSETID to a setuid or setgid file comes past the page cache, and the client drops
+// the bits before it (Vfs::drop_privileges_to_write, with the writer's credentials; the
+// MDS's clear at commit knows only the opener's). The kernel still removes
+// security.capability itself where it finds one.
 //
 // How: libfuse's custom I/O hooks (fuse_session_custom_io) read and write /dev/fuse for
 // the session; the read hook notes the INIT request and whether the kernel offers the

@@ -59,8 +59,8 @@ options (-o, comma-separated):
   writeback|nowriteback the kernel's write-back cache (on)
   acl|noacl             POSIX ACLs (on)
   splice|nosplice       splice requests from the kernel (on)
-  killpriv|nokillpriv   ask the kernel to leave clearing setuid and capabilities on
-                        write, truncate and chown to us (on)
+  killpriv|nokillpriv   ask the kernel to leave clearing setuid and setgid on write,
+                        truncate and chown to us (on)
   debug                 as -d
   log_file=PATH         the client's log (default /var/log/dfs/client.NAME.log as root;
                         stderr with -f)

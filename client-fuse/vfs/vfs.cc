@@ -287,6 +287,20 @@ awaitable<Result<std::string>> Vfs::read(uint64_t fh, uint64_t offset, uint64_t 
   co_return co_await client_.read(fh, offset, size);
 }
 
+awaitable<Status> Vfs::drop_privileges_to_write(Creds writer, uint64_t ino) {
+  DFS_CO_AWAIT_TRY(auto now, getattr(writer, ino));
+  const uint32_t mode = now.attr.st_mode & 07777;
+  uint32_t kept = mode & ~uint32_t(S_ISUID);
+  if (kept & S_IXGRP) kept &= ~uint32_t(S_ISGID);
+  if (!S_ISREG(now.attr.st_mode) || kept == mode) co_return ok_status();
+  client::SetAttrArgs args;
+  args.valid = client::kSetMode;
+  args.mode = kept;
+  auto changed = co_await setattr(std::move(writer), ino, std::move(args));
+  if (!changed) co_return unexpected(std::move(changed).error());
+  co_return ok_status();
+}
+
 awaitable<Result<uint64_t>> Vfs::write(uint64_t fh, int open_flags, bool page_cache_write,
                                        uint64_t offset, std::string data) {
   // A write from the page cache has its final offset (the kernel placed an O_APPEND

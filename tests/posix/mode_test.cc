@@ -115,6 +115,21 @@ TEST_CASE_FIXTURE(Scratch, "posix/setuid: a non-root write clears setuid and set
   CHECK_EQ(read_file(p("f")), "wata");
 }
 
+// The clear comes with the write, not at close, and follows the writer, not the opener:
+// here root opened the file and a non-root process writes through the inherited fd.
+TEST_CASE_FIXTURE(Scratch, "posix/setuid: a non-root write through root's fd clears at once") {
+  write_file(p("f"), "data");
+  REQUIRE_EQ(::chown(p("f").c_str(), kUser1.uid, kUser1.gid), 0);
+  REQUIRE_EQ(::chmod(p("f").c_str(), 06775), 0);
+  Fd fd = open_ok(p("f"), O_WRONLY);
+  CHECK_EQ(user_err(kUser1, [&] { return ::pwrite(fd.get(), "w", 1, 0) == 1 ? 0 : errno; }),
+           "OK");
+  CHECK_EQ(fstat_of(fd.get()).st_mode & 07777, 0775u);
+  fd.reset();
+  CHECK_EQ(mode_of(p("f")), 0775);
+  CHECK_EQ(read_file(p("f")), "wata");
+}
+
 TEST_CASE_FIXTURE(Scratch, "posix/setuid: setgid without group-exec survives a write") {
   write_file(p("f"), "data");
   REQUIRE_EQ(::chown(p("f").c_str(), kUser1.uid, kUser1.gid), 0);
