@@ -70,13 +70,25 @@ void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   bool other_group = (args.valid & FUSE_SET_ATTR_GID) && attr->st_gid != ctx->gid;
   bool setgid_mode = (args.valid & FUSE_SET_ATTR_MODE) && (attr->st_mode & S_ISGID);
   bool needs_groups = ctx->uid != 0 && (other_group || setgid_mode);
+  // chown(f, -1, -1) clears setuid and setgid like any chown; with KILLPRIV_V2 the kernel
+  // sends it as a change of ctime alone and leaves that to us (fuse/killpriv_v2.h). Nothing
+  // else sends ctime alone (utimensat and the writeback cache's times carry mtime).
+  bool chown_unchanged =
+      args.valid == FUSE_SET_ATTR_CTIME && context(req).killpriv_v2.negotiated();
   spawn(req,
-        [](FuseReply reply, Vfs* v, client::Creds c, uint64_t i,
-           client::SetAttrArgs a) -> awaitable<void> {
+        [](FuseReply reply, Vfs* v, client::Creds c, uint64_t i, client::SetAttrArgs a,
+           bool drop_privileges) -> awaitable<void> {
+          if (drop_privileges) {
+            auto dropped = co_await v->drop_privileges(c, i);
+            if (!dropped) {
+              reply.fail(dropped.error());
+              co_return;
+            }
+          }
           auto result = co_await v->setattr(std::move(c), i, std::move(a));
           reply_attr(reply, result);
         }(FuseReply(req, "setattr"), &vfs_of(req), creds_of(req, needs_groups), ino,
-                                       std::move(args)));
+                                       std::move(args), chown_unchanged));
 }
 
 void on_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {

@@ -124,7 +124,7 @@ void on_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t off,
         [](FuseReply r, Vfs* v, uint64_t i, std::optional<client::Creds> w, uint64_t fh,
            int flags, bool page_cache, uint64_t offset, std::string bytes) -> awaitable<void> {
           if (w) {
-            auto dropped = co_await v->drop_privileges_to_write(std::move(*w), i);
+            auto dropped = co_await v->drop_privileges(std::move(*w), i);
             if (!dropped) {
               r.fail(dropped.error());
               co_return;

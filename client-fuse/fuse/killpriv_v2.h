@@ -15,9 +15,10 @@
 // security.capability; chown of a non-directory clears setuid, capabilities, and setgid
 // with group-execute; open with O_TRUNC is a truncate. A write whose caller lacks
 // CAP_FSETID to a setuid or setgid file comes past the page cache, and the client drops
-// the bits before it (Vfs::drop_privileges_to_write, with the writer's credentials; the
-// MDS's clear at commit knows only the opener's). The kernel still removes
-// security.capability itself where it finds one.
+// the bits before it (Vfs::drop_privileges, with the writer's credentials; the MDS's
+// clear at commit knows only the opener's); so does chown(f, -1, -1), which the kernel
+// sends as a change of ctime alone. The kernel still removes security.capability itself
+// where it finds one.
 //
 // How: libfuse's custom I/O hooks (fuse_session_custom_io) read and write /dev/fuse for
 // the session; the read hook notes the INIT request and whether the kernel offers the

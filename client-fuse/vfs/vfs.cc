@@ -287,16 +287,16 @@ awaitable<Result<std::string>> Vfs::read(uint64_t fh, uint64_t offset, uint64_t 
   co_return co_await client_.read(fh, offset, size);
 }
 
-awaitable<Status> Vfs::drop_privileges_to_write(Creds writer, uint64_t ino) {
-  DFS_CO_AWAIT_TRY(auto now, getattr(writer, ino));
+awaitable<Status> Vfs::drop_privileges(Creds caller, uint64_t ino) {
+  DFS_CO_AWAIT_TRY(auto now, getattr(caller, ino));
   const uint32_t mode = now.attr.st_mode & 07777;
   uint32_t kept = mode & ~uint32_t(S_ISUID);
   if (kept & S_IXGRP) kept &= ~uint32_t(S_ISGID);
-  if (!S_ISREG(now.attr.st_mode) || kept == mode) co_return ok_status();
+  if (S_ISDIR(now.attr.st_mode) || kept == mode) co_return ok_status();
   client::SetAttrArgs args;
   args.valid = client::kSetMode;
   args.mode = kept;
-  auto changed = co_await setattr(std::move(writer), ino, std::move(args));
+  auto changed = co_await setattr(std::move(caller), ino, std::move(args));
   if (!changed) co_return unexpected(std::move(changed).error());
   co_return ok_status();
 }

@@ -106,11 +106,12 @@ class Vfs {
   // `page_cache_write`: the kernel writes back its cache (offsets are final).
   awaitable<Result<uint64_t>> write(uint64_t fh, int open_flags, bool page_cache_write,
                                     uint64_t offset, std::string data);
-  // Before a write by a caller other than root that the kernel sent past its cache: the
-  // file loses setuid, and setgid with group-execute, first, by a mode change with the
-  // writer's credentials. With HANDLE_KILLPRIV_V2 the kernel leaves this to us
-  // (fuse/killpriv_v2.h); without it, it sent the same mode change itself.
-  awaitable<Status> drop_privileges_to_write(Creds writer, uint64_t ino);
+  // A file that is not a directory loses setuid, and setgid with group-execute, by a
+  // mode change with `caller`'s credentials; nothing to drop, nothing sent. With
+  // HANDLE_KILLPRIV_V2 the kernel leaves this to us (fuse/killpriv_v2.h) before a write
+  // by a caller other than root that it sends past its cache, and for chown(f, -1, -1);
+  // without it, it sent the same mode change itself.
+  awaitable<Status> drop_privileges(Creds caller, uint64_t ino);
   awaitable<Status> flush(uint64_t fh);
   awaitable<Status> fsync(uint64_t fh);
   // Directory changes are durable when this returns.

@@ -167,6 +167,21 @@ TEST_CASE_FIXTURE(Scratch, "posix/setuid: chown by root clears setuid and setgid
   CHECK_EQ(mode_of(p("d")), 02755);  // directories keep setgid
 }
 
+TEST_CASE_FIXTURE(Scratch, "posix/setuid: chown to the same owner and group clears them too") {
+  write_file(p("f"), "x");
+  REQUIRE_EQ(::chown(p("f").c_str(), kUser1.uid, kUser1.gid), 0);
+  REQUIRE_EQ(::chmod(p("f").c_str(), 06755), 0);
+  CHECK_EQ(user_err(kUser1, [&] { return err_of(::chown(p("f").c_str(), -1, -1)); }), "OK");
+  CHECK_EQ(mode_of(p("f")), 0755);
+  REQUIRE_EQ(::chmod(p("f").c_str(), 06745), 0);  // setgid without group-execute stays
+  REQUIRE_EQ(::chown(p("f").c_str(), -1, -1), 0);
+  CHECK_EQ(mode_of(p("f")), 02745);
+  REQUIRE_EQ(::mkdir(p("d").c_str(), 0755), 0);
+  REQUIRE_EQ(::chmod(p("d").c_str(), 02755), 0);
+  REQUIRE_EQ(::chown(p("d").c_str(), -1, -1), 0);
+  CHECK_EQ(mode_of(p("d")), 02755);  // directories keep setgid
+}
+
 TEST_CASE_FIXTURE(Scratch, "posix/setuid: chgrp by a non-root owner clears setuid and setgid") {
   write_file(p("f"), "x");
   REQUIRE_EQ(::chown(p("f").c_str(), kUser1.uid, kUser1.gid), 0);
