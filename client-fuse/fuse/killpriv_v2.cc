@@ -48,16 +48,24 @@ bool KillprivV2::install(fuse_session* session) {
 }
 
 void KillprivV2::saw_request(const void* buf, size_t len) {
-  if (negotiated() || len < sizeof(fuse_in_header) + offsetof(fuse_init_in, flags2)) return;
+  if (init_seen_.load(std::memory_order_relaxed)) return;
+  if (len < sizeof(fuse_in_header) + offsetof(fuse_init_in, flags2)) return;
   fuse_in_header in;
   std::memcpy(&in, buf, sizeof in);
   if (in.opcode != FUSE_INIT) return;
+  init_seen_.store(true);
   fuse_init_in init;
   std::memset(&init, 0, sizeof init);
   std::memcpy(&init, static_cast<const char*>(buf) + sizeof in,
               std::min(len - sizeof in, sizeof init));
   // Only a kernel that offers the flag may get it (7.33 and later).
-  if (init.flags & FUSE_HANDLE_KILLPRIV_V2) init_unique_.store(in.unique);
+  if (init.flags & FUSE_HANDLE_KILLPRIV_V2) {
+    init_unique_.store(in.unique);
+  } else {
+    spdlog::info("fuse init: the kernel ({}.{}) does not offer HANDLE_KILLPRIV_V2: it clears "
+                 "privileges itself, one getxattr(security.capability) per write",
+                 init.major, init.minor);
+  }
 }
 
 void KillprivV2::patch_reply(struct iovec* iov, int count) {

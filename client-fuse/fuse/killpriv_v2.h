@@ -48,6 +48,7 @@ class KillprivV2 {
   void patch_reply(struct iovec* iov, int count);
 
  private:
+  std::atomic<bool> init_seen_{false};     // later requests are not looked at
   std::atomic<uint64_t> init_unique_{0};  // the INIT request awaiting its reply; 0: none
   std::atomic<bool> negotiated_{false};
 };

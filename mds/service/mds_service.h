@@ -261,6 +261,8 @@ class MdsService {
   // purger.cc: orphans and the purge queue
   void on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEffects& effects);
   void purge_if_unused(uint64_t ino);
+  // purge_if_unused after the handlers already queued on the executor have run.
+  awaitable<void> purge_when_weighed(uint64_t ino);
   awaitable<void> purge_orphan(uint64_t ino);
   awaitable<void> forget_session(std::string client);
   awaitable<void> purge_loop();

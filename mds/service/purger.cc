@@ -41,7 +41,10 @@ void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEf
   }
   for (uint64_t ino : effects.orphaned) {
     orphans_.insert(ino);
-    purge_if_unused(ino);
+    // Weighed once the replies of the entries committed with it have run (they are
+    // resumed after this): an O_CREAT of the existing name that committed before the
+    // unlink in the same group counts its open there.
+    spawn_checked(executor_, purge_when_weighed(ino));
   }
   if (!effects.purge_queued.empty()) {
     purge_queue_.insert(effects.purge_queued.begin(), effects.purge_queued.end());
@@ -55,6 +58,11 @@ void MdsService::purge_if_unused(uint64_t ino) {
   if (Clock::now() - started_at_ < options_.reclaim_grace) return;  // housekeeping retries
   purging_orphans_.insert(ino);
   spawn_checked(executor_, purge_orphan(ino));
+}
+
+awaitable<void> MdsService::purge_when_weighed(uint64_t ino) {
+  co_await asio::post(executor_, asio::use_awaitable);
+  purge_if_unused(ino);
 }
 
 awaitable<void> MdsService::purge_orphan(uint64_t ino) {
