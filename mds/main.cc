@@ -107,7 +107,10 @@ int main(int argc, char** argv) {
 
   auto replicas = rank_replicas(config, section);
   if (!replicas) return fail(replicas.error().to_string());
-  auto store = dfs::mds::open_rocks_meta_store(data + "/meta", flags.mkfs);
+  // A replicated rank's Raft log is the store's log: the store keeps none of its own.
+  auto store = dfs::mds::open_rocks_meta_store(
+      data + "/meta", flags.mkfs,
+      replicas->empty() ? dfs::mds::StoreLog::kOwn : dfs::mds::StoreLog::kRaft);
   if (!store) return fail(store.error().to_string());
   std::unique_ptr<dfs::mds::RankReplication> replication;
   if (!replicas->empty()) {

@@ -80,9 +80,22 @@ class MetaStore : public KvReader {
   virtual const KvReader& memory_reader() const = 0;
 };
 
+// Which log makes a store's writes durable.
+enum class StoreLog {
+  // The store's own write-ahead log (a single MDS: it is the metadata log). sync() is
+  // one fsync of it.
+  kOwn,
+  // The rank's Raft log, which holds every write before the store sees it. The store
+  // keeps no log of its own, so each write is one memtable insert and no log record
+  // (half a replica's write work); a crash loses what was not flushed yet, which the
+  // Raft log replays. sync() and `sync` writes flush the memtable to a table file.
+  kRaft,
+};
+
 // Opens (with `create`: creates, failing if one exists) the RocksDB store in `path`.
 // Errors: kNotFound (no store and !create), kAlreadyExists, kIoError, kCorruption.
-Result<std::unique_ptr<MetaStore>> open_rocks_meta_store(const std::string& path, bool create);
+Result<std::unique_ptr<MetaStore>> open_rocks_meta_store(const std::string& path, bool create,
+                                                         StoreLog log = StoreLog::kOwn);
 
 // An in-memory store (unit tests, simulation). Thread-safe like the RocksDB one.
 std::unique_ptr<MetaStore> make_mem_meta_store();
