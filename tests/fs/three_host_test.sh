@@ -50,7 +50,14 @@ grep -q '^dfs_rocksdb_sst_bytes{db="mon"} [0-9]' <<<"$page" || fail "mon.dfs2: n
 grep -q '^dfs_raft_commit_index{group="mds.rank0"} [1-9]' <<<"$(scrape mds.dfs1)" ||
   fail "mds.dfs1: no Raft commit index"
 grep -q '^dfs_osd_pgs{state="primary"} [1-9]' <<<"$(scrape osd.1)" || fail "osd.1: no primary PGs"
-echo "metrics: mon.dfs1, mon.dfs2, mds.dfs1, mds.dfs3, osd.0 and osd.1 scraped"
+# The rsync's changes went through the leader's commit groups, several to a group.
+commits="$(for daemon in mds.dfs1 mds.dfs2 mds.dfs3; do scrape "$daemon"; done |
+  awk '/^dfs_mds_commit_groups_total/ { g += $2 } /^dfs_mds_commit_entries_total/ { e += $2 }
+       END { print g + 0, e + 0 }')"
+read -r groups entries <<<"$commits"
+(( groups > 0 && entries > groups )) || fail "no commit groups in the MDS metrics ($commits)"
+echo "metrics: mon.dfs1, mon.dfs2, mds.dfs1, mds.dfs3, osd.0 and osd.1 scraped;" \
+  "$entries log entries in $groups commit groups"
 
 step "killing every process of host dfs2"
 dev kill-host dfs2
