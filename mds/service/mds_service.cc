@@ -5,6 +5,7 @@
 #include <random>
 
 #include "common/proto/mon.pb.h"
+#include "common/proto/wire_fields.h"
 #include "common/raft/raft_status_proto.h"
 #include "common/rpc/cluster_identity.h"
 #include "common/rpc/methods.h"
@@ -437,6 +438,12 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
 namespace {
 
 // Whether a lookup or getattr asks to share the inode it answers.
+// The header of an MDS request (field 1 of every request but kMdsSession), read without
+// copying the rest of the body. False when the body is malformed.
+bool read_request_header(const std::string& body, proto::MdsRequestHeader& header) {
+  return proto::wire_message(body, proto::StatFsMdsRequest::kHeaderFieldNumber, header);
+}
+
 bool asks_to_share(uint32_t method, const std::string& body) {
   if (method == rpc::kMdsLookup) {
     proto::LookupRequest req;
@@ -451,15 +458,10 @@ bool asks_to_share(uint32_t method, const std::string& body) {
 awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body,
                                                rpc::ConnectionPtr conn, Claims claims) {
   // Reads carry seq 0 and run at once; mutations go through the dedup table.
+  // Every MDS request but kMdsSession has the header as field 1.
   proto::MdsRequestHeader header;
-  {
-    // Every MDS request but kMdsSession has the header as field 1: read it through a
-    // message that has only that field.
-    proto::StatFsMdsRequest probe;
-    if (method != rpc::kMdsSession && !probe.ParseFromString(body)) {
-      co_return make_error(ErrorCode::kProtocol, "malformed MDS request");
-    }
-    header = probe.header();
+  if (method != rpc::kMdsSession && !read_request_header(body, header)) {
+    co_return make_error(ErrorCode::kProtocol, "malformed MDS request");
   }
   if (!serving_) co_return unexpected(standby_error());
   std::string client = client_of(header, conn);
@@ -592,11 +594,11 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   if (together > 1) {
     for (int i = 0; i < together; ++i) {
       const auto& item = batch.items(i);
-      proto::StatFsMdsRequest probe;  // every item's header is its field 1 (see handle())
-      if (!probe.ParseFromString(item.body())) continue;  // handle() refuses it
+      proto::MdsRequestHeader header;
+      if (!read_request_header(item.body(), header)) continue;  // serve() refuses it
       RequestNames names(item.method(), item.body());
       for (uint64_t ino : names.changed_inos()) group_change.add(ino);
-      co_await claim_touched(client_of(probe.header(), conn), names, group_change);
+      co_await claim_touched(client_of(header, conn), names, group_change);
     }
     if (!serving_) co_return unexpected(standby_error());
   }

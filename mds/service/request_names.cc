@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "common/proto/mds.pb.h"
+#include "common/proto/wire_fields.h"
 #include "common/rpc/methods.h"
 
 namespace dfs::mds {
@@ -15,10 +16,10 @@ std::optional<Req> parse_as(const std::string& body) {
   return req;
 }
 
-// The inode field `field` of a request of type Req, into `inos`.
-template <class Req>
-void add(std::vector<uint64_t>& inos, const std::string& body, uint64_t (Req::*field)() const) {
-  if (auto r = parse_as<Req>(body)) inos.push_back(((*r).*field)());
+// The inode in field number `field` of the request, into `inos`. Read in place: the
+// request may carry an inline write's data, which a parse would copy.
+void add(std::vector<uint64_t>& inos, const std::string& body, int field) {
+  if (auto ino = proto::wire_varint(body, field)) inos.push_back(*ino);
 }
 
 }  // namespace
@@ -28,23 +29,23 @@ void RequestNames::parse() {
   parsed_ = true;
   auto& t = inos_;
   switch (method_) {
-    case rpc::kMdsLookup: add(t, body_, &proto::LookupRequest::parent); break;
-    case rpc::kMdsGetAttr: add(t, body_, &proto::GetAttrRequest::ino); break;
-    case rpc::kMdsSetAttr: add(t, body_, &proto::SetAttrRequest::ino); break;
-    case rpc::kMdsReaddir: add(t, body_, &proto::ReaddirRequest::ino); break;
-    case rpc::kMdsGetXattr: add(t, body_, &proto::GetXattrRequest::ino); break;
-    case rpc::kMdsSetXattr: add(t, body_, &proto::SetXattrRequest::ino); break;
-    case rpc::kMdsListXattr: add(t, body_, &proto::ListXattrRequest::ino); break;
-    case rpc::kMdsRemoveXattr: add(t, body_, &proto::RemoveXattrRequest::ino); break;
+    case rpc::kMdsLookup: add(t, body_, proto::LookupRequest::kParentFieldNumber); break;
+    case rpc::kMdsGetAttr: add(t, body_, proto::GetAttrRequest::kInoFieldNumber); break;
+    case rpc::kMdsSetAttr: add(t, body_, proto::SetAttrRequest::kInoFieldNumber); break;
+    case rpc::kMdsReaddir: add(t, body_, proto::ReaddirRequest::kInoFieldNumber); break;
+    case rpc::kMdsGetXattr: add(t, body_, proto::GetXattrRequest::kInoFieldNumber); break;
+    case rpc::kMdsSetXattr: add(t, body_, proto::SetXattrRequest::kInoFieldNumber); break;
+    case rpc::kMdsListXattr: add(t, body_, proto::ListXattrRequest::kInoFieldNumber); break;
+    case rpc::kMdsRemoveXattr: add(t, body_, proto::RemoveXattrRequest::kInoFieldNumber); break;
     // A file's data: another session reads and writes it only between an open and a
     // release, and its open recalls the file, but nothing it sends about the file
     // should meet an owner's buffered writes.
-    case rpc::kMdsOpen: add(t, body_, &proto::OpenRequest::ino); break;
-    case rpc::kMdsWriteInline: add(t, body_, &proto::WriteInlineRequest::ino); break;
-    case rpc::kMdsCommitWrite: add(t, body_, &proto::CommitWriteRequest::ino); break;
-    case rpc::kMdsUninline: add(t, body_, &proto::UninlineRequest::ino); break;
-    case rpc::kMdsMknod: add(t, body_, &proto::MknodRequest::parent); break;
-    case rpc::kMdsSymlink: add(t, body_, &proto::SymlinkRequest::parent); break;
+    case rpc::kMdsOpen: add(t, body_, proto::OpenRequest::kInoFieldNumber); break;
+    case rpc::kMdsWriteInline: add(t, body_, proto::WriteInlineRequest::kInoFieldNumber); break;
+    case rpc::kMdsCommitWrite: add(t, body_, proto::CommitWriteRequest::kInoFieldNumber); break;
+    case rpc::kMdsUninline: add(t, body_, proto::UninlineRequest::kInoFieldNumber); break;
+    case rpc::kMdsMknod: add(t, body_, proto::MknodRequest::kParentFieldNumber); break;
+    case rpc::kMdsSymlink: add(t, body_, proto::SymlinkRequest::kParentFieldNumber); break;
     case rpc::kMdsLink:
       if (auto r = parse_as<proto::LinkRequest>(body_)) {
         t.push_back(r->ino());
