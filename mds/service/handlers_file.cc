@@ -28,30 +28,17 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
   const uint64_t parent = req.parent();
   const bool owned_before = dir_rights_.owns(client, parent);
   bool parent_owned = req.own_parent() && dir_rights_.claimed_existing(client, parent);
-  // A create the client numbered itself (a deferred one) counts its open before it is
-  // submitted: it may commit in one group with the same client's unlink of the file,
-  // whose orphan is weighed for purging as the group becomes durable, before this
-  // coroutine resumes. Counted after, the file was purged while open (ESTALE).
-  const uint64_t counted_early = open ? req.header().want_ino() : 0;
-  if (counted_early) {
-    sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), counted_early);
-  }
   proto::MdsLogEntry entry;
   *entry.mutable_mknod() = std::move(req);
   auto reply = co_await submit(std::move(entry));
   proto::MknodReply made;
   const bool parsed = reply && made.ParseFromString(reply->body);
-  if (counted_early && !(parsed && made.inode().ino() == counted_early)) {
-    if (Session* s = sessions_.find(client)) {
-      if (sessions_.release(*s, counted_early)) purge_if_unused(counted_early);
-    }
-  }
   // A failed create's reply does not tell the client it owns the parent: it must not
   // stay owned (every other mount's touch of it would wait for a recall for nothing).
   if (!reply && parent_owned && !owned_before) dir_rights_.give_back(client, parent);
   if (reply && (open || own || parent_owned)) {
     if (parsed) {
-      if (open && made.inode().ino() != counted_early) {
+      if (open) {
         sessions_.add_open(sessions_.touch(client, nullptr, Clock::now()), made.inode().ino());
       }
       if (own && made.created() && S_ISDIR(made.inode().mode())) {

@@ -42,8 +42,9 @@ void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEf
   for (uint64_t ino : effects.orphaned) {
     orphans_.insert(ino);
     // Weighed once the replies of the entries committed with it have run (they are
-    // resumed after this): an O_CREAT of the existing name that committed before the
-    // unlink in the same group counts its open there.
+    // resumed after this): a create of the file in the same group (a mount's deferred
+    // create and unlink of it, or an O_CREAT of the existing name before the unlink)
+    // counts its open there. Weighed at once, it was purged while open (ESTALE).
     spawn_checked(executor_, purge_when_weighed(ino));
   }
   if (!effects.purge_queued.empty()) {
