@@ -111,7 +111,7 @@ bool RaftGroupRuntime::attach_image_if_wanted() {
   // one of the whole state as it is now (the storage writes it with the next sync).
   const Index applied = node_.applied_index();
   const auto started = Clock::now();
-  std::string image = sm_.full_image();
+  std::string image = sm_.full_image(applied);
   const size_t bytes = image.size();
   Status st = node_.attach_image(applied, std::move(image));
   if (!st) {
@@ -138,7 +138,7 @@ void RaftGroupRuntime::after_advance() {
   const Index snap = storage_->snapshot().meta.index;
   if (applied < snap + options_.snapshot_every + keep) return;
   // The storage writes the image with the next Ready's sync.
-  Status st = node_.compact(applied - keep, sm_.snapshot());
+  Status st = node_.compact(applied - keep, sm_.snapshot(applied));
   if (!st) {
     spdlog::warn("raft group {}: compaction: {}", options_.group_id, st.error().to_string());
   }

@@ -19,15 +19,17 @@ class StateMachine {
   // disk store batches unsynced writes; the raft log is what makes them durable).
   virtual std::string apply(Index index, std::string_view command) = 0;
 
-  // An image of the state as of the last applied index, for log compaction. With
-  // RaftConfig::images_on_demand it only points at the state, which the application
-  // keeps durably itself (synced before this returns), and may be empty: compacting then
-  // costs no copy of the state, whose size does not matter.
-  virtual std::string snapshot() = 0;
+  // An image of the state as of `applied`, the last applied index, for log compaction.
+  // `applied` may be one of Raft's own entries (a new leader's no-op), which never reach
+  // apply(). With RaftConfig::images_on_demand the image only points at the state, which
+  // the application keeps durably itself (synced before this returns, as the state at
+  // `applied`: a restart restores the pointer at an index up to it), and may be empty:
+  // compacting then costs no copy of the state, whose size does not matter.
+  virtual std::string snapshot(Index applied) = 0;
 
   // With images_on_demand: a whole image of the state as of the last applied index, for
   // a follower that needs compacted entries. Rare, and may cost a scan of the state.
-  virtual std::string full_image() { return snapshot(); }
+  virtual std::string full_image(Index applied) { return snapshot(applied); }
 
   // Replaces the whole state by `image`, taken at `index`: at start-up from the log's
   // snapshot (with images_on_demand possibly a pointer: the state is already at or past

@@ -84,10 +84,11 @@ void Committer::write_groups() {
     // log in the page cache (the fsync is the syncer's, on the pool), tens of µs; a
     // hop to a pool thread and back cost more than that in wake-ups.
     Status written = process(group, first);
-    ++stats_.groups;
+    bool logged = false;
     for (auto& p : group) {
       if (p->result && !written) p->result = written.error();
       if (p->result) {
+        logged = true;
         last_index_ = std::max(last_index_, p->entry.index());
         ++stats_.entries;
         applied_.push_back(p);
@@ -97,6 +98,7 @@ void Committer::write_groups() {
         p->done.set(true);  // nothing logged: nothing to wait for
       }
     }
+    if (logged) ++stats_.groups;  // a group whose every entry failed wrote nothing
     if (!written) spdlog::error("metadata group commit failed: {}", written.error().to_string());
     start_syncer();
   }
@@ -168,7 +170,7 @@ awaitable<void> Committer::replicate_groups() {
                              "changed; resend");
       }
     }
-    ++stats_.groups;
+    if (!applied.empty()) ++stats_.groups;  // proposed (nothing to propose otherwise)
     for (auto& p : group) {
       if (p->result && !outcome) p->result = outcome.error();
       if (p->result) {
@@ -180,6 +182,9 @@ awaitable<void> Committer::replicate_groups() {
         ++stats_.failed_entries;
       }
       p->done.set(true);
+    }
+    if (outcome && !applied.empty()) {
+      for (auto& listener : group_listeners_) listener();
     }
     durable_index_ = last_index_;
     if (!outcome) {
@@ -220,11 +225,16 @@ awaitable<void> Committer::syncer_loop() {
 
 void Committer::on_durable(uint64_t index) {
   durable_index_ = std::max(durable_index_, index);
+  bool told = false;
   while (!applied_.empty() && applied_.front()->entry.index() <= durable_index_) {
     auto p = std::move(applied_.front());
     applied_.pop_front();
     for (auto& listener : listeners_) listener(p->entry, p->effects);
     if (!p->done.ready()) p->done.set(true);
+    told = true;
+  }
+  if (told) {
+    for (auto& listener : group_listeners_) listener();
   }
   std::erase_if(durable_waiters_, [&](DurableWaiter& w) {
     if (w.index > durable_index_) return false;

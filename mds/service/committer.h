@@ -61,7 +61,7 @@ struct CommitterOptions {
 };
 
 struct CommitterStats {
-  uint64_t groups = 0;
+  uint64_t groups = 0;  // written (a single MDS) or proposed (a replicated rank)
   uint64_t entries = 0;
   uint64_t failed_entries = 0;  // rejected by their op (not logged)
   uint64_t syncs = 0;
@@ -102,6 +102,13 @@ class Committer {
   // (the service acts on orphans; tests record the log).
   using EntryListener = std::function<void(const proto::MdsLogEntry&, const ApplyEffects&)>;
   void add_listener(EntryListener listener) { listeners_.push_back(std::move(listener)); }
+  // Called on the I/O executor after the entries that became durable together (a
+  // replicated group, or a single MDS's sync round) were told to the entry listeners and
+  // their replies released: work it posts runs after every one of those replies.
+  using GroupListener = std::function<void()>;
+  void add_group_listener(GroupListener listener) {
+    group_listeners_.push_back(std::move(listener));
+  }
 
   uint64_t last_index() const { return last_index_; }
   uint64_t durable_index() const { return durable_index_; }
@@ -163,6 +170,7 @@ class Committer {
   Signal sync_wake_;  // a durability waiter arrived: sync now
   CommitterStats stats_;
   std::vector<EntryListener> listeners_;
+  std::vector<GroupListener> group_listeners_;
 };
 
 }  // namespace dfs::mds

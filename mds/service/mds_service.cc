@@ -81,6 +81,7 @@ MdsService::MdsService(asio::any_io_executor executor, MdsOptions options,
   committer_.add_listener([this](const proto::MdsLogEntry& entry, const ApplyEffects& effects) {
     on_entry_durable(entry, effects);
   });
+  committer_.add_group_listener([this] { weigh_orphans(); });
 }
 
 ExclusiveCache::SendFn MdsService::send_cache_notice() {
@@ -437,13 +438,13 @@ awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string bod
 
 namespace {
 
-// Whether a lookup or getattr asks to share the inode it answers.
 // The header of an MDS request (field 1 of every request but kMdsSession), read without
 // copying the rest of the body. False when the body is malformed.
 bool read_request_header(const std::string& body, proto::MdsRequestHeader& header) {
   return proto::wire_message(body, proto::StatFsMdsRequest::kHeaderFieldNumber, header);
 }
 
+// Whether a lookup or getattr asks to share the inode it answers.
 bool asks_to_share(uint32_t method, const std::string& body) {
   if (method == rpc::kMdsLookup) {
     proto::LookupRequest req;

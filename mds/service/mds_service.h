@@ -261,8 +261,10 @@ class MdsService {
   // purger.cc: orphans and the purge queue
   void on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEffects& effects);
   void purge_if_unused(uint64_t ino);
-  // purge_if_unused after the handlers already queued on the executor have run.
-  awaitable<void> purge_when_weighed(uint64_t ino);
+  // Called by the Committer after a group's replies: the group's new orphans join
+  // orphans_ and are weighed for purging once those replies have run.
+  void weigh_orphans();
+  awaitable<void> weigh_after_replies(std::vector<uint64_t> inos, raft::Term term);
   awaitable<void> purge_orphan(uint64_t ino);
   awaitable<void> forget_session(std::string client);
   awaitable<void> purge_loop();
@@ -329,6 +331,7 @@ class MdsService {
   bool reconnect_ending_ = false;  // end_reconnect_phase() runs
   std::set<std::string> fenced_here_;   // evicted by this replica (the map has them too)
   std::set<uint64_t> orphans_;          // unlinked inodes kept for their openers
+  std::vector<uint64_t> unweighed_orphans_;  // of the group being told (on_entry_durable)
   std::set<uint64_t> purging_orphans_;  // a purge entry is in flight
   std::set<uint64_t> purge_queue_;      // files whose objects await purging (purger.cc)
   Signal purge_wake_;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "mds/ops/meta_view.h"
@@ -87,12 +88,36 @@ void MdsStateMachine::sync_store(std::string_view purpose) {
   }
 }
 
-std::string MdsStateMachine::snapshot() {
+void MdsStateMachine::record_applied(raft::Index index, bool sync) {
+  GroupTxn txn(store_);
+  txn.begin_entry();
+  MetaWriter(txn).set_counter(kRaftApplied, index);
+  txn.commit_entry();
+  Status written = store_.write(txn.batch(), sync);
+  if (!written) {
+    fail_stop(index, "store write of the raft index failed: " + written.error().to_string());
+  }
+}
+
+std::string MdsStateMachine::snapshot(raft::Index applied) {
+  // A restart restores the pointer at an index up to `applied`, and the store must hold
+  // the state there: also when the entries after the last command were Raft's own.
+  if (applied > applied_) {
+    record_applied(applied, /*sync=*/false);
+    applied_ = applied;
+  }
+  // On the I/O thread: under a Raft log the sync is a flush of the memtable, which
+  // holds up everything else on this replica meanwhile.
+  const auto started = std::chrono::steady_clock::now();
   sync_store("a snapshot");
+  spdlog::info("metadata replica synced its store for a compaction of the log at raft index {} "
+               "in {} ms", applied,
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - started).count());
   return {};
 }
 
-std::string MdsStateMachine::full_image() {
+std::string MdsStateMachine::full_image(raft::Index /*applied*/) {
   sync_store("an image");
   auto all = scan_all(store_);
   if (!all) fail_stop(applied_, "store scan for a snapshot failed: " + all.error().to_string());
@@ -135,14 +160,7 @@ void MdsStateMachine::restore(raft::Index index, std::string_view bytes) {
     fail_stop(index, "reading a restored snapshot: " +
                          (image_applied ? last_command : image_applied).error().to_string());
   }
-  if (*image_applied < index) {
-    GroupTxn txn(store_);
-    txn.begin_entry();
-    MetaWriter(txn).set_counter(kRaftApplied, index);
-    txn.commit_entry();
-    Status moved = store_.write(txn.batch(), /*sync=*/true);
-    if (!moved) fail_stop(index, "store write of a snapshot failed: " + moved.error().to_string());
-  }
+  if (*image_applied < index) record_applied(index, /*sync=*/true);
   applied_ = std::max<raft::Index>(index, *image_applied);
   last_command_ = *last_command;
   spdlog::info("metadata replica restored a snapshot at raft index {} ({} keys)", index,

@@ -39,12 +39,14 @@ class MdsStateMachine final : public raft::StateMachine {
   Status load();
 
   std::string apply(raft::Index index, std::string_view command) override;
-  // Syncs the store, which is then its own image (the log below it may be dropped), and
-  // returns an empty image that points at it: compacting copies nothing.
-  std::string snapshot() override;
+  // Records `applied` as the store's Raft index (past the last command when Raft's own
+  // entries followed it), syncs the store, which is then its own image (the log below
+  // it may be dropped), and returns an empty image that points at it: compacting copies
+  // nothing.
+  std::string snapshot(raft::Index applied) override;
   // Syncs the store and returns every key and value as an MdsStoreImage, for a follower
   // that needs compacted entries.
-  std::string full_image() override;
+  std::string full_image(raft::Index applied) override;
   // Replaces the store's contents by the image, unless the store has already applied
   // `index` (a restart: the image, whole or a pointer, is the state it holds). A
   // pointer to a state the store does not have (it lost synced writes) stops the
@@ -62,6 +64,8 @@ class MdsStateMachine final : public raft::StateMachine {
   // Syncs the store, or stops the process: an image must not point at writes the disk
   // may not have. `purpose` names what the sync is for in the reason.
   void sync_store(std::string_view purpose);
+  // Writes `index` as the store's raft_applied (synced with `sync`), or stops the process.
+  void record_applied(raft::Index index, bool sync);
 
   MetaStore& store_;
   FsSettings fs_;

@@ -39,14 +39,13 @@ void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEf
     orphans_.erase(entry.release().ino());
     dir_rights_.removed(entry.release().ino());
   }
-  for (uint64_t ino : effects.orphaned) {
-    orphans_.insert(ino);
-    // Weighed once the replies of the entries committed with it have run (they are
-    // resumed after this): a create of the file in the same group (a mount's deferred
-    // create and unlink of it, or an O_CREAT of the existing name before the unlink)
-    // counts its open there. Weighed at once, it was purged while open (ESTALE).
-    spawn_checked(executor_, purge_when_weighed(ino));
-  }
+  // Orphans join orphans_ only once every reply of the entries committed with them has
+  // run (weigh_orphans): an entry of the same group may open the file (a mount's
+  // deferred create and unlink of it, an O_CREAT of the existing name, an open by
+  // number), and its reply is what counts that open. Until then nothing may purge them,
+  // not even the housekeeping sweep.
+  unweighed_orphans_.insert(unweighed_orphans_.end(), effects.orphaned.begin(),
+                            effects.orphaned.end());
   if (!effects.purge_queued.empty()) {
     purge_queue_.insert(effects.purge_queued.begin(), effects.purge_queued.end());
     purge_wake_.notify();
@@ -61,9 +60,20 @@ void MdsService::purge_if_unused(uint64_t ino) {
   spawn_checked(executor_, purge_orphan(ino));
 }
 
-awaitable<void> MdsService::purge_when_weighed(uint64_t ino) {
+void MdsService::weigh_orphans() {
+  if (unweighed_orphans_.empty()) return;
+  spawn_checked(executor_, weigh_after_replies(std::exchange(unweighed_orphans_, {}),
+                                               serving_term_));
+}
+
+awaitable<void> MdsService::weigh_after_replies(std::vector<uint64_t> inos, raft::Term term) {
+  // Posted after the group's replies, which the Committer released before calling us.
   co_await asio::post(executor_, asio::use_awaitable);
-  purge_if_unused(ino);
+  if (!serving_ || serving_term_ != term) co_return;  // the next active replica weighs them
+  for (uint64_t ino : inos) {
+    orphans_.insert(ino);
+    purge_if_unused(ino);
+  }
 }
 
 awaitable<void> MdsService::purge_orphan(uint64_t ino) {

@@ -69,10 +69,12 @@ class MetaStore : public KvReader {
   // Applies `batch` atomically: after a crash either all of it or none is there. With
   // `sync`, the batch is durable (on stable storage) when this returns ok.
   // Errors: kIoError, kNoSpace; kReadOnly after any failed write (sticky: the store
-  // refuses writes until it is reopened, since a failed sync leaves the WAL unknown).
+  // refuses writes until it is reopened, since a failed sync leaves what reached the
+  // disk unknown).
   virtual Status write(const WriteBatch& batch, bool sync) = 0;
-  // Makes every write that returned before this call durable (one fsync of the log):
-  // how writes made without `sync` become durable in a group. Errors: as write().
+  // Makes every write that returned before this call durable: one fsync of the store's
+  // log, or, under a Raft log (StoreLog::kRaft), a flush of its memtable to a table
+  // file. How writes made without `sync` become durable in a group. Errors: as write().
   virtual Status sync() = 0;
   // Reads only what the store holds in memory (RocksDB's memtables and block cache); a
   // read that would need the disk fails with kWouldBlock instead. Lives as long as the

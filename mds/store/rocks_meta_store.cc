@@ -40,6 +40,11 @@ rocksdb::Options db_options(bool create) {
   // Debian's RocksDB is built for any x86-64, so its CRC32C is the table-driven one;
   // XXH3 checks the table files' blocks at a fraction of its CPU.
   table.checksum = rocksdb::kXXH3;
+  // A flush (each compaction of a replicated rank's log makes one) leaves the blocks it
+  // wrote in the cache: the I/O thread's reads (memory_reader) keep finding the keys
+  // just written instead of going to the pool for them.
+  using Prepopulate = rocksdb::BlockBasedTableOptions::PrepopulateBlockCache;
+  table.prepopulate_block_cache = Prepopulate::kFlushOnly;
   table.block_cache = rocksdb::NewLRUCache(128u << 20);
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   o.max_background_jobs = 2;

@@ -40,7 +40,9 @@ std::string MapStateMachine::apply(raft::Index index, std::string_view command) 
   return encode_result(map_.epoch());
 }
 
-std::string MapStateMachine::snapshot() { return map_.proto().SerializeAsString(); }
+std::string MapStateMachine::snapshot(raft::Index /*applied*/) {
+  return map_.proto().SerializeAsString();
+}
 
 void MapStateMachine::restore(raft::Index index, std::string_view image) {
   proto::ClusterMap parsed;

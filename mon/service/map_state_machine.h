@@ -32,7 +32,7 @@ class MapStateMachine final : public raft::StateMachine {
 
   // raft::StateMachine. apply() returns encode_result() of the outcome.
   std::string apply(raft::Index index, std::string_view command) override;
-  std::string snapshot() override;
+  std::string snapshot(raft::Index applied) override;
   void restore(raft::Index index, std::string_view image) override;
 
   const ClusterMap& map() const { return map_; }

@@ -56,7 +56,7 @@ commits="$(for daemon in mds.dfs1 mds.dfs2 mds.dfs3; do scrape "$daemon"; done |
        END { print g + 0, e + 0 }')"
 read -r groups entries <<<"$commits"
 (( groups > 0 && entries > groups )) || fail "no commit groups in the MDS metrics ($commits)"
-echo "metrics: mon.dfs1, mon.dfs2, mds.dfs1, mds.dfs3, osd.0 and osd.1 scraped;" \
+echo "metrics: mon.dfs1, mon.dfs2, the three MDS, osd.0 and osd.1 scraped;" \
   "$entries log entries in $groups commit groups"
 
 step "killing every process of host dfs2"

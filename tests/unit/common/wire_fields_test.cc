@@ -4,6 +4,7 @@
 #include "common/proto/wire_fields.h"
 
 #include <doctest/doctest.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
 
 #include <random>
@@ -16,15 +17,49 @@ namespace {
 constexpr int kIno = WriteInlineRequest::kInoFieldNumber;
 constexpr int kHeader = WriteInlineRequest::kHeaderFieldNumber;
 
+MdsRequestHeader random_header(std::mt19937_64& rng) {
+  MdsRequestHeader header;
+  header.mutable_reqid()->set_client("client-" + std::to_string(rng() % 100));
+  header.mutable_reqid()->set_seq(rng() % 1000);
+  header.set_want_ino(rng() % 3 ? 0 : rng());
+  return header;
+}
+
+// A request, sometimes followed by fields a sender may add: a field this build does not
+// know, the header or the inode once more, or the inode with another wire type.
 std::string random_request(std::mt19937_64& rng) {
+  using google::protobuf::internal::WireFormatLite;
   WriteInlineRequest req;
-  req.mutable_header()->mutable_reqid()->set_client("client-" + std::to_string(rng() % 100));
-  req.mutable_header()->mutable_reqid()->set_seq(rng() % 1000);
-  req.mutable_header()->set_want_ino(rng() % 3 ? 0 : rng());
+  *req.mutable_header() = random_header(rng);
   if (rng() % 4) req.set_ino(rng() >> (rng() % 64));
   req.set_offset(rng() % 65536);
   req.set_data(std::string(rng() % 70000, static_cast<char>(rng())));
-  return req.SerializeAsString();
+  std::string bytes = req.SerializeAsString();
+  google::protobuf::io::StringOutputStream stream(&bytes);  // appends
+  google::protobuf::io::CodedOutputStream out(&stream);
+  for (int extra = rng() % 3; extra > 0; --extra) {
+    switch (rng() % 5) {
+      case 0:
+        WireFormatLite::WriteBytes(15, std::string(rng() % 100, 'u'), &out);
+        break;
+      case 1:
+        WireFormatLite::WriteUInt64(16, rng(), &out);
+        break;
+      case 2: {
+        MdsRequestHeader more = random_header(rng);
+        more.ByteSizeLong();  // WriteMessage writes the cached size
+        WireFormatLite::WriteMessage(kHeader, more, &out);
+        break;
+      }
+      case 3:
+        WireFormatLite::WriteUInt64(kIno, rng(), &out);
+        break;
+      default:
+        WireFormatLite::WriteFixed64(kIno, rng(), &out);
+    }
+  }
+  out.Trim();
+  return std::string(bytes);  // a copy: the streams still refer to `bytes` as they go
 }
 
 // Damages `bytes` the ways a bad frame can: cut short, a byte changed, bytes appended.
@@ -34,7 +69,9 @@ void damage(std::string& bytes, std::mt19937_64& rng) {
       bytes.resize(rng() % (bytes.size() + 1));
       break;
     case 1:
-      if (!bytes.empty()) bytes[rng() % std::min<size_t>(bytes.size(), 64)] = static_cast<char>(rng());
+      if (!bytes.empty()) {
+        bytes[rng() % std::min<size_t>(bytes.size(), 64)] = static_cast<char>(rng());
+      }
       break;
     default:
       bytes.push_back(static_cast<char>(rng()));

@@ -169,5 +169,44 @@ TEST_CASE("mds/committer: reply_after_sync holds replies until the log is durabl
   pool.join();
 }
 
+TEST_CASE("mds/committer: what a group listener posts runs after the group's replies") {
+  // The MDS weighs a group's new orphans for purging this way: an entry of the group
+  // that opens the file counts the open when its reply resumes it.
+  asio::io_context io;
+  asio::thread_pool pool{2};
+  auto store = make_mem_meta_store();
+  FsSettings fs = default_fs_settings();
+  proto::Timespec epoch;
+  epoch.set_sec(1600000000);
+  DFS_REQUIRE_OK(format_meta_store(*store, fs, epoch));
+  CommitterOptions options;
+  options.reply_after_sync = true;  // replies released with the listeners, as on a rank
+  Committer committer(io.get_executor(), pool, *store, fs, NowFn(realtime_now), options);
+  DFS_REQUIRE_OK(committer.load());
+  std::vector<std::string> order;
+  committer.add_listener([&](const proto::MdsLogEntry& e, const ApplyEffects&) {
+    order.push_back("durable " + e.mknod().name());
+  });
+  committer.add_group_listener([&] {
+    order.push_back("group");
+    asio::post(io, [&] { order.push_back("posted by the group listener"); });
+  });
+  int replies = 0;
+  for (const char* name : {"a", "b"}) {
+    asio::co_spawn(
+        io,
+        [&, name]() -> awaitable<void> {
+          auto reply = co_await committer.submit(mkdir_entry(name));
+          if (reply) order.push_back(std::string("reply ") + name);
+          ++replies;
+        },
+        asio::detached);
+  }
+  while (replies < 2 || order.back() != "posted by the group listener") io.run_one();
+  CHECK(order == std::vector<std::string>{"durable a", "durable b", "group", "reply a",
+                                          "reply b", "posted by the group listener"});
+  pool.join();
+}
+
 }  // namespace
 }  // namespace dfs::mds

@@ -192,7 +192,7 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
     CHECK(replicated_state(*replica) == leader);
   }
   SUBCASE("a snapshot restores another replica to the same state") {
-    std::string image = sm.full_image();
+    std::string image = sm.full_image(groups.size());
     auto other = make_mem_meta_store();
     WriteBatch stale;
     stale.put(inode_key(0xdead), "left over from before the snapshot");
@@ -209,7 +209,7 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
   SUBCASE("an image of a store ahead of its index skips the groups the store holds") {
     // The leader's store may be ahead of its Raft node (replaying after a restart): the
     // image says where it is, and the groups up to there come again.
-    const std::string image = sm.full_image();
+    const std::string image = sm.full_image(groups.size());
     auto other = make_mem_meta_store();
     MdsStateMachine fresh(*other, fs);
     DFS_REQUIRE_OK(fresh.load());
@@ -219,7 +219,7 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
     CHECK(dump_store(*other) == dump_store(*replica));
   }
   SUBCASE("the compaction image points at the store, a restart from it replays nothing twice") {
-    CHECK(sm.snapshot().empty());
+    CHECK(sm.snapshot(groups.size()).empty());
     MdsStateMachine restarted(*replica, fs);
     DFS_REQUIRE_OK(restarted.load());
     // Compacted three groups below what it applied: they come again, and applied twice
@@ -228,6 +228,18 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
     restarted.restore(groups.size() - 3, "");
     for (size_t i = groups.size() - 3; i < groups.size(); ++i) restarted.apply(i + 1, groups[i]);
     CHECK(restarted.applied_index() == groups.size());
+    CHECK(replicated_state(*replica) == leader);
+  }
+  SUBCASE("a compaction at a no-op after the last command restarts there") {
+    // Raft's own entries never reach apply(); compacted with no entries kept, the log's
+    // pointer is at the no-op, past the last command the store holds.
+    const uint64_t noop = groups.size() + 1;
+    CHECK(sm.snapshot(noop).empty());
+    MdsStateMachine restarted(*replica, fs);
+    DFS_REQUIRE_OK(restarted.load());
+    restarted.restore(noop, "");  // a store behind the pointer would stop the process
+    CHECK(restarted.applied_index() == noop);
+    CHECK(restarted.last_command_index() == groups.size());
     CHECK(replicated_state(*replica) == leader);
   }
 }
@@ -306,7 +318,7 @@ TEST_CASE("mds/state machine: replicas writing the leader's group writes reach i
   SUBCASE("a replica restored from a snapshot taken at a no-op agrees on the last command") {
     // Raft's own entries (a new leader's no-op) never reach apply(), but a snapshot may
     // be taken at one: the replica restored from it must still accept the next group.
-    const std::string image = on_leader.full_image();
+    const std::string image = on_leader.full_image(on_leader.applied_index());
     auto restored_store = make_mem_meta_store();
     MdsStateMachine restored(*restored_store, fs);
     DFS_REQUIRE_OK(restored.load());

@@ -15,7 +15,7 @@ std::string KvStateMachine::apply(Index index, std::string_view command) {
   return previous;
 }
 
-std::string KvStateMachine::snapshot() {
+std::string KvStateMachine::snapshot(Index /*applied*/) {
   std::string out;
   for (const auto& [k, v] : kv) out += k + "=" + v + "\n";
   return out;

@@ -23,7 +23,7 @@ namespace dfs::raft::testing {
 class KvStateMachine final : public StateMachine {
  public:
   std::string apply(Index index, std::string_view command) override;
-  std::string snapshot() override;
+  std::string snapshot(Index applied) override;
   void restore(Index index, std::string_view image) override;
 
   std::map<std::string, std::string> kv;
