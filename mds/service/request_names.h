@@ -1,8 +1,9 @@
 // RequestNames: what a client request names, for the rights checks that run before it
 // is served (docs/capabilities.md, "Directory rights" and "File rights"): the inodes it
 // names, the entries it names (an unlink or rename acts on the inode a name holds), and
-// the inode it changes without an open of it. The body is parsed once, when first
-// asked, and only for the methods that name anything; a malformed body names nothing
+// the inode it changes without an open of it. The body is read once, when first asked,
+// and only for the methods that name anything: an inode number in place (the body may
+// carry an inline write's data), names by a parse. A malformed body names nothing
 // (dispatch refuses it).
 //
 // Holds a reference to the body: ask everything before the body is moved on. One per

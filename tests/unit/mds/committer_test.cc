@@ -148,41 +148,46 @@ TEST_CASE("mds/committer: a failed log sync fails wait_durable and keeps failing
   CHECK_FALSE(again->has_value());
 }
 
-TEST_CASE("mds/committer: reply_after_sync holds replies until the log is durable") {
+// A committer with replies after the sync, on a formatted memory store.
+struct SyncedReplies {
+  SyncedReplies() {
+    proto::Timespec epoch;
+    epoch.set_sec(1600000000);
+    DFS_REQUIRE_OK(format_meta_store(*store, fs, epoch));
+    DFS_REQUIRE_OK(committer.load());
+  }
+  static CommitterOptions options() {
+    CommitterOptions o;
+    o.reply_after_sync = true;
+    return o;
+  }
+
   asio::io_context io;
   asio::thread_pool pool{2};
-  auto store = make_mem_meta_store();
+  std::unique_ptr<MetaStore> store = make_mem_meta_store();
   FsSettings fs = default_fs_settings();
-  proto::Timespec epoch;
-  epoch.set_sec(1600000000);
-  DFS_REQUIRE_OK(format_meta_store(*store, fs, epoch));
-  CommitterOptions options;
-  options.reply_after_sync = true;
-  Committer committer(io.get_executor(), pool, *store, fs, NowFn(realtime_now), options);
-  DFS_REQUIRE_OK(committer.load());
+  Committer committer{io.get_executor(), pool, *store, fs, NowFn(realtime_now), options()};
+};
+
+TEST_CASE("mds/committer: reply_after_sync holds replies until the log is durable") {
+  SyncedReplies f;
+  auto& io = f.io;
+  auto& committer = f.committer;
   std::optional<Result<std::string>> reply;
   asio::co_spawn(io, committer.submit(mkdir_entry("a")),
                  [&](std::exception_ptr, Result<std::string> r) { reply = std::move(r); });
   while (!reply) io.run_one();
   DFS_REQUIRE_OK(*reply);
   CHECK(committer.durable_index() == committer.last_index());
-  pool.join();
+  f.pool.join();
 }
 
 TEST_CASE("mds/committer: what a group listener posts runs after the group's replies") {
   // The MDS weighs a group's new orphans for purging this way: an entry of the group
   // that opens the file counts the open when its reply resumes it.
-  asio::io_context io;
-  asio::thread_pool pool{2};
-  auto store = make_mem_meta_store();
-  FsSettings fs = default_fs_settings();
-  proto::Timespec epoch;
-  epoch.set_sec(1600000000);
-  DFS_REQUIRE_OK(format_meta_store(*store, fs, epoch));
-  CommitterOptions options;
-  options.reply_after_sync = true;  // replies released with the listeners, as on a rank
-  Committer committer(io.get_executor(), pool, *store, fs, NowFn(realtime_now), options);
-  DFS_REQUIRE_OK(committer.load());
+  SyncedReplies f;  // replies released with the listeners, as on a replicated rank
+  auto& io = f.io;
+  auto& committer = f.committer;
   std::vector<std::string> order;
   committer.add_listener([&](const proto::MdsLogEntry& e, const ApplyEffects&) {
     order.push_back("durable " + e.mknod().name());
@@ -205,7 +210,7 @@ TEST_CASE("mds/committer: what a group listener posts runs after the group's rep
   while (replies < 2 || order.back() != "posted by the group listener") io.run_one();
   CHECK(order == std::vector<std::string>{"durable a", "durable b", "group", "reply a",
                                           "reply b", "posted by the group listener"});
-  pool.join();
+  f.pool.join();
 }
 
 }  // namespace
