@@ -247,7 +247,13 @@ void Committer::on_sync_failed(const Error& failure) {
   sync_failure_ = failure;
   for (auto& w : durable_waiters_) w.done->set(failure);
   durable_waiters_.clear();
-  // Entries that will never be durable: their objects are never deleted for them.
+  // Entries that will never be durable: their objects are never deleted for them, and
+  // replies held for durability (reply_after_sync) fail rather than wait forever.
+  for (auto& p : applied_) {
+    if (p->done.ready()) continue;
+    p->result = failure;
+    p->done.set(true);
+  }
   applied_.clear();
 }
 

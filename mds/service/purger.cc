@@ -11,6 +11,8 @@
 // before (they stay until a compaction drops them), thousands per batch after an rm -rf.
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "mds/ops/meta_view.h"
 #include "mds/service/mds_service.h"
 
