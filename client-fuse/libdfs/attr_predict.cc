@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "mds/ops/inode_rules.h"
 #include "mds/ops/op_context.h"
 #include "mds/store/group_txn.h"
 #include "mds/store/keys.h"
@@ -32,6 +33,8 @@ Result<std::string> predict_entry(const proto::MdsLogEntry& entry,
   mds::ApplyEffects effects;
   return mds::apply_entry(entry, mds::default_fs_settings(), txn, effects);
 }
+
+uint32_t mode_without_setid(uint32_t mode) { return mds::without_setid(mode); }
 
 Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::SetAttrRequest& req,
                                      const proto::Timespec& now) {

@@ -33,6 +33,10 @@ Result<std::string> predict_entry(const proto::MdsLogEntry& entry,
                                   const std::vector<proto::Inode>& inodes,
                                   const std::vector<SeedName>& names);
 
+// The MDS's rule for what a write by a caller other than root, or a chown, leaves of a
+// mode: without setuid, and without setgid with group-execute (mds/ops/inode_rules.h).
+uint32_t mode_without_setid(uint32_t mode);
+
 // `req` must not change the size (truncation needs the MDS's object work).
 // Errors: the op's own (kNotPermitted, ...), as the MDS would report them.
 Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::SetAttrRequest& req,

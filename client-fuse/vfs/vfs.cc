@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "client-fuse/libdfs/attr_predict.h"
 #include "client-fuse/vfs/attr.h"
 
 namespace dfs::vfs {
@@ -290,8 +291,7 @@ awaitable<Result<std::string>> Vfs::read(uint64_t fh, uint64_t offset, uint64_t 
 awaitable<Status> Vfs::drop_privileges(Creds caller, uint64_t ino) {
   DFS_CO_AWAIT_TRY(auto now, getattr(caller, ino));
   const uint32_t mode = now.attr.st_mode & 07777;
-  uint32_t kept = mode & ~uint32_t(S_ISUID);
-  if (kept & S_IXGRP) kept &= ~uint32_t(S_ISGID);
+  const uint32_t kept = client::mode_without_setid(mode);
   if (S_ISDIR(now.attr.st_mode) || kept == mode) co_return ok_status();
   client::SetAttrArgs args;
   args.valid = client::kSetMode;

@@ -42,14 +42,17 @@ void entries_changed(proto::Inode& dir, const proto::Timespec& now) {
   changed(dir, now);
 }
 
+uint32_t without_setid(uint32_t mode) {
+  mode &= ~uint32_t(S_ISUID);
+  if (mode & S_IXGRP) mode &= ~uint32_t(S_ISGID);
+  return mode;
+}
+
 void kill_privileges(proto::Inode& inode, const proto::Creds& writer) {
   if (!is_reg(inode)) return;
   inode.mutable_xattrs()->erase(kCapabilityXattr);
   if (writer.uid() == 0) return;
-  uint32_t mode = inode.mode();
-  mode &= ~uint32_t(S_ISUID);
-  if (mode & S_IXGRP) mode &= ~uint32_t(S_ISGID);
-  inode.set_mode(mode);
+  inode.set_mode(without_setid(inode.mode()));
 }
 
 void set_size(proto::Inode& inode, uint64_t size) {

@@ -34,6 +34,11 @@ void changed(proto::Inode& inode, const proto::Timespec& now);
 // Records a change of the directory's entries: mtime = ctime = now, version + 1.
 void entries_changed(proto::Inode& dir, const proto::Timespec& now);
 
+// `mode` without S_ISUID, and without S_ISGID when group-execute is set (setgid without
+// it marks mandatory locking, not a privilege): what a write or truncate by a caller
+// without CAP_FSETID, and every chown of a non-directory, leave of the mode (Linux).
+uint32_t without_setid(uint32_t mode);
+
 // What a write or truncate by `writer` does to privileges (Linux): clears
 // security.capability always, and S_ISUID and S_ISGID (the latter only with
 // group-execute) unless the writer is root (CAP_FSETID). Regular files only.

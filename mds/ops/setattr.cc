@@ -35,9 +35,7 @@ Status apply_owner(const proto::SetAttrRequest& req, proto::Inode& inode) {
   if (set_gid) inode.set_gid(req.gid());
   if (!is_dir(inode)) {
     // Linux clears these on every chown of a non-directory, root's too.
-    uint32_t mode = inode.mode() & ~uint32_t(S_ISUID);
-    if (mode & S_IXGRP) mode &= ~uint32_t(S_ISGID);
-    inode.set_mode(mode);
+    inode.set_mode(without_setid(inode.mode()));
     inode.mutable_xattrs()->erase(kCapabilityXattr);
   }
   return ok_status();
