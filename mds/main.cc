@@ -16,7 +16,6 @@
 #include "common/raft/members_config.h"
 #include "mds/ops/layout_xattr.h"
 #include "mds/service/mds_service.h"
-#include "common/daemon/allocator_tuning.h"
 
 namespace {
 
@@ -91,8 +90,7 @@ std::string refused_by_monitors(const std::string& section, const std::string& f
 }  // namespace
 
 int main(int argc, char** argv) {
-  // May re-exec: first, before any thread starts. No huge pages: see allocator_tuning.h.
-  dfs::tune_allocator(argv, dfs::HugePages::kAvoid);
+  // No tune_allocator(): the MDS runs on jemalloc (common/daemon/allocator_tuning.h).
   CLI::App app{"dfs-mds: the dfs metadata server"};
   dfs::DaemonFlags flags;
   std::string name;

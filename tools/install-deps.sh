@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libboost1.81-dev librocksdb-dev libprotobuf-dev protobuf-compiler
   libfuse3-dev fuse3 libspdlog-dev libfmt-dev doctest-dev libisal-dev libcli11-dev libssl-dev
+  libjemalloc-dev  # the MDS's malloc
   fio rsync attr acl procps iproute2 python3 bc
   e2fsprogs  # mkfs.ext4: dfs-osd --mkfs --loop-file
   systemd    # systemd-analyze: the tests verify the units (systemd need not be running)

@@ -1,5 +1,6 @@
 #include "common/daemon/allocator_tuning.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,14 +9,12 @@
 
 namespace dfs {
 
-std::string allocator_tunables(HugePages huge) {
-  std::string tunables =
-      "glibc.malloc.arena_max=1:"
-      "glibc.malloc.mmap_threshold=33554432:"
-      "glibc.malloc.trim_threshold=268435456:"
-      "glibc.malloc.top_pad=67108864";
-  if (huge == HugePages::kUse) tunables += ":glibc.malloc.hugetlb=1";
-  return tunables;
+std::string allocator_tunables() {
+  return "glibc.malloc.arena_max=1:"
+         "glibc.malloc.mmap_threshold=33554432:"
+         "glibc.malloc.trim_threshold=268435456:"
+         "glibc.malloc.top_pad=67108864:"
+         "glibc.malloc.hugetlb=1";
 }
 
 namespace {
@@ -26,6 +25,13 @@ bool sanitized_build() {
 #else
   return false;
 #endif
+}
+
+// jemalloc's control interface, when jemalloc is this process's malloc (linked into the
+// program or preloaded); nullptr under glibc's.
+using MallctlFn = int (*)(const char*, void*, size_t*, void*, size_t);
+MallctlFn jemalloc_mallctl() {
+  return reinterpret_cast<MallctlFn>(::dlsym(RTLD_DEFAULT, "mallctl"));
 }
 
 bool tuning_disabled() {
@@ -40,11 +46,14 @@ bool malloc_tunables_set() {
 
 }  // namespace
 
-void tune_allocator(char** argv, HugePages huge) {
-  if (sanitized_build() || tuning_disabled() || malloc_tunables_set()) return;
+void tune_allocator(char** argv) {
+  if (sanitized_build() || jemalloc_mallctl() != nullptr || tuning_disabled() ||
+      malloc_tunables_set()) {
+    return;
+  }
   const char* theirs = std::getenv("GLIBC_TUNABLES");
   const std::string before = theirs != nullptr ? theirs : "";
-  const std::string ours = allocator_tunables(huge);
+  const std::string ours = allocator_tunables();
   const std::string tunables = before.empty() ? ours : before + ":" + ours;
   // The program's own path rather than /proc/self/exe, which would rename the process
   // "exe" for ps, top and killall.
@@ -65,6 +74,14 @@ void tune_allocator(char** argv, HugePages huge) {
 
 const char* allocator_tuning_summary() {
   if (sanitized_build()) return "malloc: the sanitizer's allocator";
+  if (MallctlFn mallctl = jemalloc_mallctl()) {
+    const char* version = nullptr;
+    size_t size = sizeof(version);
+    const bool known = mallctl("version", &version, &size, nullptr, 0) == 0 && version;
+    static const std::string line = std::string("malloc: jemalloc ") +
+                                    (known ? version : "(version unknown)");
+    return line.c_str();
+  }
   if (const char* tunables = std::getenv("GLIBC_TUNABLES"); tunables && *tunables) {
     static const std::string line = std::string("malloc tunables: ") + tunables;
     return line.c_str();

@@ -11,9 +11,14 @@
 // memory kept up to 256 MiB instead of trimmed, the heap grown 64 MiB at a time, and
 // the heap backed by transparent huge pages where the kernel offers them (the "madvise"
 // or "always" THP modes): one fault per 2 MiB. The client's faults fell to about 700.
-// The MDS, whose heap is small protobufs and RocksDB memtables rather than I/O buffers,
-// goes without huge pages: zeroing 2 MiB at each fault of its growing heap took over a
-// tenth of its CPU under tar -x (docs/benchmarks.md, "Huge pages and the MDS").
+//
+// The MDS runs on jemalloc instead (linked into dfs-mds; see mds/CMakeLists.txt). Its
+// heap is small protobufs, Raft entries and RocksDB memtables, allocated and freed by
+// the I/O thread, the pool and RocksDB's threads at once: in glibc's one arena,
+// malloc's share of a replica's CPU grew round after round of the same work as the
+// heap fragmented (docs/benchmarks.md, "The MDS's allocator"). Any process whose
+// allocator is not glibc's (jemalloc linked or preloaded, a sanitizer's) is left as it
+// is.
 //
 // The tunables are read by glibc only at start-up, from the GLIBC_TUNABLES environment
 // variable, so tune_allocator() re-executes the program once with them set.
@@ -23,22 +28,20 @@
 
 namespace dfs {
 
-// Whether the heap asks for transparent huge pages (glibc.malloc.hugetlb=1).
-enum class HugePages { kUse, kAvoid };
-
 // The GLIBC_TUNABLES entries tune_allocator() adds.
-std::string allocator_tunables(HugePages huge);
+std::string allocator_tunables();
 
 // Call first in main(), before any thread starts. If GLIBC_TUNABLES names no
 // glibc.malloc tunable yet, sets ours (after any the caller set) and executes the
 // program again (its path from /proc/self/exe) with the same arguments: it does not
 // return then. It returns at once, doing nothing, when the tunables are there already
-// (the second run, or an operator's own choice), when DFS_ALLOCATOR_TUNING=0, and in
-// sanitizer builds (their allocator replaces glibc's); and if the exec fails, untuned
-// but working.
-void tune_allocator(char** argv, HugePages huge = HugePages::kUse);
+// (the second run, or an operator's own choice), when DFS_ALLOCATOR_TUNING=0, and when
+// malloc is not glibc's (jemalloc, or a sanitizer build's allocator); and if the exec
+// fails, untuned but working.
+void tune_allocator(char** argv);
 
-// One line for the start-up log: the malloc tunables in effect, or why there are none.
+// One line for the start-up log: the allocator, and the malloc tunables in effect or
+// why there are none.
 const char* allocator_tuning_summary();
 
 }  // namespace dfs

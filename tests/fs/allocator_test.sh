@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The daemons' malloc tuning (common/daemon/allocator_tuning.h), on real processes: every
-# daemon and the client run with the glibc tunables, under their own names (the re-exec
-# must not rename them "exe"), and say so in their logs; an operator's own
-# GLIBC_TUNABLES entries are kept; DFS_ALLOCATOR_TUNING=0 turns the tuning off.
+# The daemons' malloc (common/daemon/allocator_tuning.h), on real processes: the monitor,
+# the OSD and the client run with the glibc tunables, under their own names (the re-exec
+# must not rename them "exe"), and say so in their logs; the MDS runs on jemalloc; an
+# operator's own GLIBC_TUNABLES entries are kept; DFS_ALLOCATOR_TUNING=0 turns the
+# tuning off.
 source "$(dirname "$0")/lib.sh"
 
 start_cluster --mds 1
@@ -18,21 +19,23 @@ check_tuned() {
     fail "$1 (pid $pid) runs without the malloc tunables"
   echo "$1 (pid $pid): tuned"
 }
-step "every daemon and the client run tuned, under their own names"
+step "the monitor, the OSD and the client run tuned, under their own names"
 check_tuned dfs-mon "dfs-mon .*$cluster"
 check_tuned dfs-osd "dfs-osd .*$cluster"
-check_tuned dfs-mds "dfs-mds .*$cluster"
 check_tuned mount.dfs "mount.dfs .* $mnt( |\$)"
 for log in mon.a osd.0 client; do
   grep -q "malloc tunables: .*glibc.malloc.hugetlb=1" "$cluster/log/$log.log" ||
     fail "$log.log does not record the malloc tunables"
 done
-# The MDS's heap goes without huge pages (allocator_tuning.h).
-grep -q "malloc tunables: .*glibc.malloc.top_pad=67108864" "$cluster/log/mds.a.log" ||
-  fail "mds.a.log does not record the malloc tunables"
-if grep -q "malloc tunables: .*hugetlb" "$cluster/log/mds.a.log"; then
-  fail "the MDS asks for huge pages"
-fi
+
+step "the MDS runs on jemalloc, without glibc's tunables"
+pid="$(pgrep -f -- "dfs-mds .*$cluster" | head -1)"
+[ -n "$pid" ] || fail "no dfs-mds process running"
+grep -q "libjemalloc" "/proc/$pid/maps" || fail "dfs-mds (pid $pid) has no jemalloc mapped"
+! tr '\0' '\n' <"/proc/$pid/environ" | grep -q '^GLIBC_TUNABLES=' ||
+  fail "dfs-mds (pid $pid) was given glibc's tunables"
+grep -q "malloc: jemalloc [0-9]" "$cluster/log/mds.a.log" ||
+  { grep malloc "$cluster/log/mds.a.log"; fail "mds.a.log does not name jemalloc"; }
 
 conf="$cluster/etc/dfs.conf"; [ -f "$conf" ] || conf="$cluster/dfs.conf"
 mons="$(sed -n 's/^mon_addrs = //p' "$conf")"
