@@ -35,6 +35,8 @@ Result<std::string> dispatch(OpContext& ctx, const proto::MdsLogEntry& e) {
       return apply_open(ctx, e.open());
     case E::kRelease:
       return apply_release(ctx, e.release());
+    case E::kReleaseOrphans:
+      return apply_release_orphans(ctx, e.release_orphans());
     case E::kWriteInline:
       return apply_write_inline(ctx, e.write_inline());
     case E::kUninline:

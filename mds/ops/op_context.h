@@ -60,7 +60,9 @@ Result<std::string> apply_rename(OpContext& ctx, const proto::RenameRequest& req
 Result<std::string> apply_setxattr(OpContext& ctx, const proto::SetXattrRequest& req);
 Result<std::string> apply_removexattr(OpContext& ctx, const proto::RemoveXattrRequest& req);
 Result<std::string> apply_open(OpContext& ctx, const proto::OpenRequest& req);
+// A `release` entry of an older version: one orphan's apply_release_orphans.
 Result<std::string> apply_release(OpContext& ctx, const proto::ReleaseRequest& req);
+Result<std::string> apply_release_orphans(OpContext& ctx, const proto::ReleaseOrphans& req);
 Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req);
 Result<std::string> apply_write_inline(OpContext& ctx, const proto::WriteInlineRequest& req);
 Result<std::string> apply_uninline(OpContext& ctx, const proto::UninlineRequest& req);

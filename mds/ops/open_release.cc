@@ -35,17 +35,31 @@ Result<std::string> apply_release(OpContext& ctx, const proto::ReleaseRequest& r
   return proto::stable_bytes(proto::Empty());
 }
 
-Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req) {
-  auto raw = DFS_TRY(ctx.kv().get(purge_key(req.ino())));
-  if (!raw) return proto::stable_bytes(proto::Empty());
+Result<std::string> apply_release_orphans(OpContext& ctx, const proto::ReleaseOrphans& req) {
+  for (uint64_t ino : req.inos()) DFS_TRY_STATUS(purge_orphan(ctx, ino));
+  return proto::stable_bytes(proto::Empty());
+}
+
+namespace {
+
+// Drops the file's purge record, if it is still queued.
+Status drop_purge_record(OpContext& ctx, uint64_t ino) {
+  auto raw = DFS_TRY(ctx.kv().get(purge_key(ino)));
+  if (!raw) return ok_status();
   proto::PurgeRecord record;
   if (!record.ParseFromString(*raw)) {
-    return make_error(ErrorCode::kCorruption,
-                      "undecodable purge record " + std::to_string(req.ino()));
+    return make_error(ErrorCode::kCorruption, "undecodable purge record " + std::to_string(ino));
   }
-  ctx.w.txn().del(purge_key(req.ino()));
+  ctx.w.txn().del(purge_key(ino));
   DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeCount, -1));
-  DFS_TRY_STATUS(ctx.w.add_to_counter(kPurgeBytes, -static_cast<int64_t>(record.size())));
+  return ctx.w.add_to_counter(kPurgeBytes, -static_cast<int64_t>(record.size()));
+}
+
+}  // namespace
+
+Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req) {
+  if (req.ino() != 0) DFS_TRY_STATUS(drop_purge_record(ctx, req.ino()));
+  for (uint64_t ino : req.inos()) DFS_TRY_STATUS(drop_purge_record(ctx, ino));
   return proto::stable_bytes(proto::Empty());
 }
 

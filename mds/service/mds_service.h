@@ -265,7 +265,9 @@ class MdsService {
   // orphans_ and are weighed for purging once those replies have run.
   void weigh_orphans();
   awaitable<void> weigh_after_replies(std::vector<uint64_t> inos, raft::Term term);
-  awaitable<void> purge_orphan(uint64_t ino);
+  // Logs orphans_to_release_ as ReleaseOrphans entries, a batch at a time, until none
+  // is left; one runs at a time (releasing_orphans_).
+  awaitable<void> release_orphans();
   awaitable<void> forget_session(std::string client);
   awaitable<void> purge_loop();
   awaitable<void> housekeeping_loop();
@@ -281,8 +283,6 @@ class MdsService {
   Result<std::set<uint64_t>> read_purge_queue() const;
   // The records of `inos`; blocking, run on blocking_.
   Result<std::vector<QueuedPurge>> read_purge_records(const std::vector<uint64_t>& inos) const;
-  // Removes the file's objects, then logs its PurgeDone.
-  awaitable<Status> purge_file(uint64_t ino, proto::PurgeRecord record);
 
   // What a replica reads from its store before it serves (a start, a takeover): read on
   // any thread by read_volatile_state (blocking; it touches nothing of this object),
@@ -332,7 +332,9 @@ class MdsService {
   std::set<std::string> fenced_here_;   // evicted by this replica (the map has them too)
   std::set<uint64_t> orphans_;          // unlinked inodes kept for their openers
   std::vector<uint64_t> unweighed_orphans_;  // of the group being told (on_entry_durable)
-  std::set<uint64_t> purging_orphans_;  // a purge entry is in flight
+  std::set<uint64_t> purging_orphans_;  // to release, or their entry is in flight
+  std::vector<uint64_t> orphans_to_release_;  // unused orphans awaiting their entry
+  bool releasing_orphans_ = false;            // release_orphans() runs
   std::set<uint64_t> purge_queue_;      // files whose objects await purging (purger.cc)
   Signal purge_wake_;
   Signal housekeeping_wake_;

@@ -1,8 +1,10 @@
 // Orphans and the purge queue. An inode whose last link goes stays as an orphan while
 // any session holds it open; once none does (and, after a restart, once the reclaim
-// grace period has given clients time to re-open their files) a release entry deletes
-// it and queues its objects. The purge loop removes queued objects in the background
-// and logs PurgeDone for each file; its backlog is reported by kMdsStatFs.
+// grace period has given clients time to re-open their files) a ReleaseOrphans entry
+// deletes it and queues its objects. The purge loop removes queued objects in the
+// background and logs one PurgeDone per batch of files; its backlog is reported by
+// kMdsStatFs. Both log a batch per entry: an rm -rf orphans every file it removes, and
+// an entry per file cost the replicated rank as much again as the unlinks themselves.
 //
 // The active replica keeps the queued files' inode numbers in memory (purge_queue_),
 // read from the store once when it starts serving, added to as release entries become
@@ -20,6 +22,7 @@ namespace dfs::mds {
 namespace {
 
 constexpr size_t kPurgeBatch = 64;
+constexpr size_t kReleaseBatch = 256;  // orphans per ReleaseOrphans entry
 constexpr Duration kPurgeIdleWait{30000};
 constexpr Duration kPurgeRetryWait{2000};
 
@@ -35,12 +38,14 @@ void MdsService::start_background() {
 }
 
 void MdsService::on_entry_durable(const proto::MdsLogEntry& entry, const ApplyEffects& effects) {
-  if (entry.has_release()) {
-    // Purged: nobody holds it open or reaches it by a name any more (a file replaced by
-    // a rename, or unlinked while open, was not removed from the rights then).
-    orphans_.erase(entry.release().ino());
-    dir_rights_.removed(entry.release().ino());
-  }
+  // Purged: nobody holds them open or reaches them by a name any more (a file replaced
+  // by a rename, or unlinked while open, was not removed from the rights then).
+  auto released = [this](uint64_t ino) {
+    orphans_.erase(ino);
+    dir_rights_.removed(ino);
+  };
+  if (entry.has_release()) released(entry.release().ino());
+  for (uint64_t ino : entry.release_orphans().inos()) released(ino);
   // Orphans join orphans_ only once every reply of the entries committed with them has
   // run (weigh_orphans): an entry of the same group may open the file (a mount's
   // deferred create and unlink of it, an O_CREAT of the existing name, an open by
@@ -59,7 +64,11 @@ void MdsService::purge_if_unused(uint64_t ino) {
   if (!orphans_.count(ino) || sessions_.open_count(ino) > 0 || purging_orphans_.count(ino)) return;
   if (Clock::now() - started_at_ < options_.reclaim_grace) return;  // housekeeping retries
   purging_orphans_.insert(ino);
-  spawn_checked(executor_, purge_orphan(ino));
+  orphans_to_release_.push_back(ino);
+  if (!releasing_orphans_) {
+    releasing_orphans_ = true;
+    spawn_checked(executor_, release_orphans());
+  }
 }
 
 void MdsService::weigh_orphans() {
@@ -78,12 +87,25 @@ awaitable<void> MdsService::weigh_after_replies(std::vector<uint64_t> inos, raft
   }
 }
 
-awaitable<void> MdsService::purge_orphan(uint64_t ino) {
-  proto::MdsLogEntry entry;
-  entry.mutable_release()->set_ino(ino);
-  auto done = co_await committer_.submit(std::move(entry));
-  purging_orphans_.erase(ino);
-  if (!done) spdlog::warn("purging orphan {:x} failed: {}", ino, done.error().to_string());
+awaitable<void> MdsService::release_orphans() {
+  // Spawned by the first orphan found: let the sweep or group that found it add the
+  // rest. One entry in flight at a time: the orphans found meanwhile make the next.
+  co_await asio::post(executor_, asio::use_awaitable);
+  while (!orphans_to_release_.empty()) {
+    const size_t n = std::min(orphans_to_release_.size(), kReleaseBatch);
+    std::vector<uint64_t> batch(orphans_to_release_.begin(), orphans_to_release_.begin() + n);
+    orphans_to_release_.erase(orphans_to_release_.begin(), orphans_to_release_.begin() + n);
+    proto::MdsLogEntry entry;
+    entry.mutable_release_orphans()->mutable_inos()->Add(batch.begin(), batch.end());
+    auto done = co_await committer_.submit(std::move(entry));
+    // Failed (deposed, say): the housekeeping sweep, or the next active replica, retries.
+    for (uint64_t ino : batch) purging_orphans_.erase(ino);
+    if (!done) {
+      spdlog::warn("{}: purging {} orphan(s) from {:x} failed: {}", entity_, batch.size(),
+                   batch.front(), done.error().to_string());
+    }
+  }
+  releasing_orphans_ = false;
 }
 
 awaitable<void> MdsService::forget_session(std::string client) {
@@ -172,30 +194,37 @@ awaitable<Status> MdsService::purge_batch() {
       return read_purge_records(batch);
     });
     if (!queued) co_return unexpected(std::move(queued).error());
-    // Files in parallel, so that their PurgeDone entries share commit groups.
+    // The files' objects in parallel, then one PurgeDone for those whose objects went.
+    std::vector<uint64_t> inos;
     std::vector<awaitable<Status>> work;
     for (QueuedPurge& file : *queued) {
       if (file.found) {
-        work.push_back(purge_file(file.ino, std::move(file.record)));
+        inos.push_back(file.ino);
+        work.push_back(remove_file_objects(*data_, file.ino, file.record.layout(),
+                                           file.record.size()));
       } else {
         purge_queue_.erase(file.ino);  // its PurgeDone is in already: nothing to remove
       }
     }
     auto results = co_await gather(std::move(work));
-    for (auto& s : results) {
-      if (!s) co_return s;
+    std::vector<uint64_t> purged;
+    Status failed = ok_status();
+    for (size_t i = 0; i < inos.size(); ++i) {
+      if (results[i]) {
+        purged.push_back(inos[i]);
+      } else if (failed) {
+        failed = std::move(results[i]);
+      }
     }
+    if (!purged.empty()) {
+      proto::MdsLogEntry entry;
+      entry.mutable_purge_done()->mutable_inos()->Add(purged.begin(), purged.end());
+      auto done = co_await committer_.submit(std::move(entry));
+      if (!done) co_return unexpected(std::move(done).error());
+      for (uint64_t ino : purged) purge_queue_.erase(ino);
+    }
+    if (!failed) co_return failed;
   }
-  co_return ok_status();
-}
-
-awaitable<Status> MdsService::purge_file(uint64_t ino, proto::PurgeRecord record) {
-  DFS_CO_AWAIT_CHECK(remove_file_objects(*data_, ino, record.layout(), record.size()));
-  proto::MdsLogEntry entry;
-  entry.mutable_purge_done()->set_ino(ino);
-  auto done = co_await committer_.submit(std::move(entry));
-  if (!done) co_return unexpected(std::move(done).error());
-  purge_queue_.erase(ino);
   co_return ok_status();
 }
 

@@ -112,6 +112,38 @@ void replay(MetaStore& store, const std::vector<proto::MdsLogEntry>& log, const 
   }
 }
 
+// `log` as older versions wrote it: a `release` or `purge_done` entry per file instead of
+// one per batch, each with the batch's index; and how many batches it rewrote.
+std::pair<std::vector<proto::MdsLogEntry>, size_t> one_file_per_entry(
+    const std::vector<proto::MdsLogEntry>& log) {
+  std::vector<proto::MdsLogEntry> out;
+  size_t batches = 0;
+  for (const auto& entry : log) {
+    std::vector<uint64_t> inos;
+    if (entry.has_release_orphans()) {
+      inos.assign(entry.release_orphans().inos().begin(), entry.release_orphans().inos().end());
+    } else if (entry.has_purge_done()) {
+      inos.assign(entry.purge_done().inos().begin(), entry.purge_done().inos().end());
+    }
+    if (inos.empty()) {
+      out.push_back(entry);
+      continue;
+    }
+    ++batches;
+    for (uint64_t ino : inos) {
+      proto::MdsLogEntry one = entry;
+      if (entry.has_release_orphans()) {
+        one.mutable_release()->set_ino(ino);
+      } else {
+        one.mutable_purge_done()->clear_inos();
+        one.mutable_purge_done()->set_ino(ino);
+      }
+      out.push_back(std::move(one));
+    }
+  }
+  return {std::move(out), batches};
+}
+
 }  // namespace
 
 TEST_CASE("mds/determinism: replaying the log reproduces the state") {
@@ -142,6 +174,13 @@ TEST_CASE("mds/determinism: replaying the log reproduces the state") {
       copied.push_back(std::move(c));
     }
     replay(*mem, copied, h.service().committer().fs());
+    CHECK(dump_store(*mem) == leader);
+  }
+  SUBCASE("the one-file release and purge_done entries of older versions") {
+    auto [older, batches] = one_file_per_entry(h.log());
+    REQUIRE(batches > 0);
+    auto mem = make_mem_meta_store();
+    replay(*mem, older, h.service().committer().fs());
     CHECK(dump_store(*mem) == leader);
   }
 }
