@@ -28,9 +28,15 @@ bool sanitized_build() {
 }
 
 // jemalloc's control interface, when jemalloc is this process's malloc (linked into the
-// program or preloaded); nullptr under glibc's.
+// program or preloaded: the library that malloc resolves to); nullptr otherwise.
 using MallctlFn = int (*)(const char*, void*, size_t*, void*, size_t);
 MallctlFn jemalloc_mallctl() {
+  Dl_info provider{};
+  void* malloc_symbol = ::dlsym(RTLD_DEFAULT, "malloc");
+  if (malloc_symbol == nullptr || ::dladdr(malloc_symbol, &provider) == 0 ||
+      provider.dli_fname == nullptr || std::strstr(provider.dli_fname, "jemalloc") == nullptr) {
+    return nullptr;
+  }
   return reinterpret_cast<MallctlFn>(::dlsym(RTLD_DEFAULT, "mallctl"));
 }
 

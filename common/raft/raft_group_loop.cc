@@ -136,9 +136,20 @@ void RaftGroupRuntime::after_advance() {
   // is past it, and skips the entries it comes again.
   const uint64_t keep = options_.raft.images_on_demand ? options_.snapshot_keep : 0;
   const Index snap = storage_->snapshot().meta.index;
-  if (applied < snap + options_.snapshot_every + keep) return;
+  if (compaction_target_ && *compaction_target_ - keep <= snap) {
+    compaction_target_.reset();  // a snapshot installed meanwhile is past it
+  }
+  if (!compaction_target_) {
+    if (applied < snap + options_.snapshot_every + keep) return;
+    compaction_target_ = applied;
+  }
+  // The state machine makes the state at the target durable without holding this thread
+  // (a store's flush takes tens of ms); the compaction follows at a later advance.
+  const Index target = *compaction_target_;
+  if (!sm_.make_durable(target)) return;
+  compaction_target_.reset();
   // The storage writes the image with the next Ready's sync.
-  Status st = node_.compact(applied - keep, sm_.snapshot(applied));
+  Status st = node_.compact(target - keep, sm_.snapshot(target));
   if (!st) {
     spdlog::warn("raft group {}: compaction: {}", options_.group_id, st.error().to_string());
   }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/rpc/completion.h"
@@ -110,6 +111,8 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   Role last_role_ = Role::kFollower;
   Term last_term_ = 0;
 
+  // The applied index a compaction is for, while the state machine makes it durable.
+  std::optional<Index> compaction_target_;
   std::map<NodeId, PeerQueue> peer_queues_;
   RaftGroupStatus counters_;  // only the counter fields are kept up to date
 };

@@ -19,12 +19,20 @@ class StateMachine {
   // disk store batches unsynced writes; the raft log is what makes them durable).
   virtual std::string apply(Index index, std::string_view command) = 0;
 
-  // An image of the state as of `applied`, the last applied index, for log compaction.
-  // `applied` may be one of Raft's own entries (a new leader's no-op), which never reach
-  // apply(). With RaftConfig::images_on_demand the image only points at the state, which
-  // the application keeps durably itself (synced before this returns, as the state at
-  // `applied`: a restart restores the pointer at an index up to it), and may be empty:
-  // compacting then costs no copy of the state, whose size does not matter.
+  // Before each compaction at `applied` (the applied index then, maybe one of Raft's own
+  // entries): asked, without blocking, to make the state at `applied` durable; asked
+  // again with the same index at later advances until it answers true, then snapshot()
+  // follows. An application whose writes are unsynced starts its sync in the background
+  // here. The default: the state is durable already.
+  virtual bool make_durable(Index applied) { return true; }
+
+  // An image of the state as of `applied`, for log compaction, once make_durable(applied)
+  // answered true. `applied` may be one of Raft's own entries (a new leader's no-op),
+  // which never reach apply(). With RaftConfig::images_on_demand the image only points at
+  // the state, which the application keeps durably itself (made durable by
+  // make_durable(), as the state at `applied`: a restart restores the pointer at an
+  // index up to it), and may be empty: compacting then costs no copy of the state, whose
+  // size does not matter.
   virtual std::string snapshot(Index applied) = 0;
 
   // With images_on_demand: a whole image of the state as of the last applied index, for

@@ -1,7 +1,7 @@
 // The logged parts of open and release: an open with O_TRUNC truncates to 0 (its
-// objects were removed by the service first); the release of an orphan's last opener
-// (or the purge of an unreclaimed orphan after a restart) deletes the inode and queues
-// its objects; the purger's PurgeDone drops the queue entry.
+// objects were removed by the service first); ReleaseOrphans, logged once orphans have
+// no opener left (or are unreclaimed after a restart), deletes the inodes and queues
+// their objects; the purger's PurgeDone drops the queue entries of the files it purged.
 #include <fcntl.h>
 
 #include "common/proto/stable_bytes.h"

@@ -99,23 +99,35 @@ void MdsStateMachine::record_applied(raft::Index index, bool sync) {
   }
 }
 
-std::string MdsStateMachine::snapshot(raft::Index applied) {
+bool MdsStateMachine::make_durable(raft::Index applied) {
+  if (sync_.valid()) {
+    if (sync_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    Status synced = sync_.get();
+    if (!synced) {
+      fail_stop(syncing_for_, "store sync for a compaction of the log failed: " +
+                                  synced.error().to_string());
+    }
+    durable_ = std::max(durable_, syncing_for_);
+    spdlog::info("metadata replica synced its store for a compaction of the log at raft index "
+                 "{} in {} ms, in the background", syncing_for_,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - sync_started_).count());
+  }
+  if (durable_ >= applied) return true;
   // A restart restores the pointer at an index up to `applied`, and the store must hold
   // the state there: also when the entries after the last command were Raft's own.
   if (applied > applied_) {
     record_applied(applied, /*sync=*/false);
     applied_ = applied;
   }
-  // On the I/O thread: under a Raft log the sync is a flush of the memtable, which
-  // holds up everything else on this replica meanwhile.
-  const auto started = std::chrono::steady_clock::now();
-  sync_store("a snapshot");
-  spdlog::info("metadata replica synced its store for a compaction of the log at raft index {} "
-               "in {} ms", applied,
-               std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::steady_clock::now() - started).count());
-  return {};
+  // The sync covers every write made before it starts; apply() goes on meanwhile.
+  syncing_for_ = applied;
+  sync_started_ = std::chrono::steady_clock::now();
+  sync_ = std::async(std::launch::async, [&store = store_] { return store.sync(); });
+  return false;
 }
+
+std::string MdsStateMachine::snapshot(raft::Index /*applied*/) { return {}; }
 
 std::string MdsStateMachine::full_image(raft::Index /*applied*/) {
   sync_store("an image");

@@ -18,7 +18,9 @@
 // rather than serve a state that differs from the others'; a restart replays the log.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <future>
 #include <string>
 #include <string_view>
 
@@ -40,9 +42,13 @@ class MdsStateMachine final : public raft::StateMachine {
 
   std::string apply(raft::Index index, std::string_view command) override;
   // Records `applied` as the store's Raft index (past the last command when Raft's own
-  // entries followed it), syncs the store, which is then its own image (the log below
-  // it may be dropped), and returns an empty image that points at it: compacting copies
-  // nothing.
+  // entries followed it) and starts the store's sync on a thread of its own (under a
+  // Raft log a memtable flush, tens of ms this replica's I/O thread would otherwise
+  // wait); answers true once a sync begun at `applied` or later has completed, and
+  // stops the process if it failed. The store is then its own image at `applied`.
+  bool make_durable(raft::Index applied) override;
+  // An empty image that points at the store, which make_durable() made durable at
+  // `applied`: compacting copies nothing.
   std::string snapshot(raft::Index applied) override;
   // Syncs the store and returns every key and value as an MdsStoreImage, for a follower
   // that needs compacted entries.
@@ -71,6 +77,12 @@ class MdsStateMachine final : public raft::StateMachine {
   FsSettings fs_;
   raft::Index applied_ = 0;
   raft::Index last_command_ = 0;
+  // make_durable()'s sync while it runs (its destructor waits for it), what it makes
+  // durable, and what the last one that completed made durable.
+  std::future<Status> sync_;
+  raft::Index syncing_for_ = 0;
+  raft::Index durable_ = 0;
+  std::chrono::steady_clock::time_point sync_started_;
 };
 
 }  // namespace dfs::mds

@@ -67,7 +67,8 @@ void MdsService::purge_if_unused(uint64_t ino) {
   orphans_to_release_.push_back(ino);
   if (!releasing_orphans_) {
     releasing_orphans_ = true;
-    spawn_checked(executor_, release_orphans());
+    ++background_running_;  // idle() waits for it
+    spawn_checked(executor_, release_orphans(serving_term_));
   }
 }
 
@@ -87,25 +88,54 @@ awaitable<void> MdsService::weigh_after_replies(std::vector<uint64_t> inos, raft
   }
 }
 
-awaitable<void> MdsService::release_orphans() {
+bool MdsService::still_unused(uint64_t ino) const {
+  return orphans_.count(ino) && sessions_.open_count(ino) == 0;
+}
+
+awaitable<void> MdsService::release_orphans(raft::Term term) {
   // Spawned by the first orphan found: let the sweep or group that found it add the
   // rest. One entry in flight at a time: the orphans found meanwhile make the next.
   co_await asio::post(executor_, asio::use_awaitable);
-  while (!orphans_to_release_.empty()) {
-    const size_t n = std::min(orphans_to_release_.size(), kReleaseBatch);
-    std::vector<uint64_t> batch(orphans_to_release_.begin(), orphans_to_release_.begin() + n);
-    orphans_to_release_.erase(orphans_to_release_.begin(), orphans_to_release_.begin() + n);
-    proto::MdsLogEntry entry;
-    entry.mutable_release_orphans()->mutable_inos()->Add(batch.begin(), batch.end());
-    auto done = co_await committer_.submit(std::move(entry));
-    // Failed (deposed, say): the housekeeping sweep, or the next active replica, retries.
-    for (uint64_t ino : batch) purging_orphans_.erase(ino);
-    if (!done) {
-      spdlog::warn("{}: purging {} orphan(s) from {:x} failed: {}", entity_, batch.size(),
-                   batch.front(), done.error().to_string());
+  while (!orphans_to_release_.empty() && !stopping_ && serving_ && serving_term_ == term) {
+    std::vector<uint64_t> batch;
+    size_t taken = 0;
+    for (; taken < orphans_to_release_.size() && batch.size() < kReleaseBatch; ++taken) {
+      const uint64_t ino = orphans_to_release_[taken];
+      if (still_unused(ino)) {
+        batch.push_back(ino);
+      } else {
+        purging_orphans_.erase(ino);  // reopened (a reconnecting client): weighed again
+      }
     }
+    orphans_to_release_.erase(orphans_to_release_.begin(), orphans_to_release_.begin() + taken);
+    if (batch.empty()) continue;
+    auto done = co_await submit_release(batch);
+    // One file the op refuses (a damaged record) must not hold up the others.
+    for (size_t i = 0; !done && batch.size() > 1 && i < batch.size(); ++i) {
+      if (stopping_ || !serving_ || serving_term_ != term) break;
+      std::vector<uint64_t> one{batch[i]};
+      (void)co_await submit_release(std::move(one));
+    }
+    // Failed: the housekeeping sweep, or the next active replica, retries.
+    for (uint64_t ino : batch) purging_orphans_.erase(ino);
   }
+  // Stopped or deposed: the next active replica weighs its orphans itself.
+  for (uint64_t ino : orphans_to_release_) purging_orphans_.erase(ino);
+  orphans_to_release_.clear();
   releasing_orphans_ = false;
+  --background_running_;
+}
+
+awaitable<Status> MdsService::submit_release(std::vector<uint64_t> inos) {
+  proto::MdsLogEntry entry;
+  entry.mutable_release_orphans()->mutable_inos()->Add(inos.begin(), inos.end());
+  auto done = co_await committer_.submit(std::move(entry));
+  if (!done) {
+    spdlog::warn("{}: purging {} orphan(s) from {:x} failed: {}", entity_, inos.size(),
+                 inos.front(), done.error().to_string());
+    co_return unexpected(std::move(done).error());
+  }
+  co_return ok_status();
 }
 
 awaitable<void> MdsService::forget_session(std::string client) {

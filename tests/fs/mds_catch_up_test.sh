@@ -4,8 +4,9 @@
 # sent a whole image of the store, made on demand, and its state must be the leader's.
 #   - rank 0's log is compacted every 40 groups, keeping 20 (the default is 1,000 and
 #     1,000: small here so that a short copy leaves a stopped follower far behind);
-#   - one follower is stopped, a tree is copied, the follower starts again: the leader
-#     makes a whole image for it and it restores it;
+#   - one follower is stopped, a tree is copied (the leader's store syncs for each
+#     compaction in the background), the follower starts again: the leader makes a whole
+#     image for it and it restores it;
 #   - the other follower stops and more is copied: the restored replica is part of every
 #     majority now;
 #   - the leader is killed and the other follower starts again: only the restored
@@ -39,6 +40,10 @@ if grep -q "raft group [0-9]*: compaction:" "$cluster/log/$leader.log"; then
   grep "raft group [0-9]*: compaction:" "$cluster/log/$leader.log" | sed -n 1,3p
   fail "a compaction failed"
 fi
+# Each compaction's store sync ran beside the replica's work, not on its I/O thread.
+synced="synced its store for a compaction of the log at raft index [0-9]* in [0-9]* ms, in the"
+grep -q "$synced background" "$cluster/log/$leader.log" ||
+  fail "$leader logged no store sync for a compaction"
 
 step "starting $behind again: it needs groups compacted away"
 "$repo/tools/dfs-dev" start "$behind" --dir "$cluster" >/dev/null

@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 
+#include <filesystem>
 #include <random>
+#include <thread>
 
 #include "common/proto/stable_bytes.h"
 #include "mds/service/mds_state_machine.h"
@@ -204,6 +206,18 @@ std::map<std::string, std::string> replicated_state(const KvReader& kv) {
   return dump;
 }
 
+// What the Raft runtime does before a compaction at `applied`: asks the state machine
+// to make its state durable until it answers that it has; how many times it said no.
+int make_durable(MdsStateMachine& sm, raft::Index applied) {
+  int refused = 0;
+  while (!sm.make_durable(applied)) {
+    ++refused;
+    REQUIRE(refused < 10000);  // 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return refused;
+}
+
 TEST_CASE("mds/state machine: a replica applying the log's groups reaches the leader's state") {
   MdsHarness h;
   workload(h, 4242);
@@ -258,6 +272,7 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
     CHECK(dump_store(*other) == dump_store(*replica));
   }
   SUBCASE("the compaction image points at the store, a restart from it replays nothing twice") {
+    make_durable(sm, groups.size());
     CHECK(sm.snapshot(groups.size()).empty());
     MdsStateMachine restarted(*replica, fs);
     DFS_REQUIRE_OK(restarted.load());
@@ -273,6 +288,7 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
     // Raft's own entries never reach apply(); compacted with no entries kept, the log's
     // pointer is at the no-op, past the last command the store holds.
     const uint64_t noop = groups.size() + 1;
+    make_durable(sm, noop);
     CHECK(sm.snapshot(noop).empty());
     MdsStateMachine restarted(*replica, fs);
     DFS_REQUIRE_OK(restarted.load());
@@ -281,6 +297,39 @@ TEST_CASE("mds/state machine: a replica applying the log's groups reaches the le
     CHECK(restarted.last_command_index() == groups.size());
     CHECK(replicated_state(*replica) == leader);
   }
+}
+
+TEST_CASE("mds/state machine: a compaction waits for the store's sync, made in the background") {
+  MdsHarness h;
+  workload(h, 777);
+  const auto leader = replicated_state(h.store());
+  const auto& fs = h.service().committer().fs();
+  auto groups = as_groups(h.log(), 7);
+  proto::Timespec epoch;
+  epoch.set_sec(1600000000);
+  TempDir dir;
+  auto replica = open_rocks_meta_store(dir.path + "/replica", true, StoreLog::kRaft);
+  REQUIRE(replica);
+  DFS_REQUIRE_OK(format_meta_store(**replica, fs, epoch));
+  MdsStateMachine sm(**replica, fs);
+  DFS_REQUIRE_OK(sm.load());
+  for (size_t i = 0; i < groups.size(); ++i) sm.apply(i + 1, groups[i]);
+  // At a no-op after the last group. The first answer is "not yet": the sync runs on a
+  // thread of its own, and the replica goes on meanwhile.
+  const raft::Index target = groups.size() + 1;
+  CHECK(make_durable(sm, target) > 0);
+  CHECK(sm.make_durable(target));  // durable now: asked again, it answers at once
+  CHECK(sm.snapshot(target).empty());
+  // A crash now (a copy of the open store's files) finds the state at the target: the
+  // log below it may go.
+  std::filesystem::copy(dir.path + "/replica", dir.path + "/crash",
+                        std::filesystem::copy_options::recursive);
+  auto crashed = open_rocks_meta_store(dir.path + "/crash", false, StoreLog::kRaft);
+  REQUIRE(crashed);
+  auto applied = read_counter(**crashed, "raft_applied");
+  DFS_REQUIRE_OK(applied);
+  CHECK(*applied == target);
+  CHECK(replicated_state(**crashed) == leader);
 }
 
 // A leader's Raft command for `entries`: the store writes applying them to `state`
