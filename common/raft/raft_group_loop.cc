@@ -143,10 +143,11 @@ void RaftGroupRuntime::after_advance() {
     if (applied < snap + options_.snapshot_every + keep) return;
     compaction_target_ = applied;
   }
-  // The state machine makes the state at the target durable without holding this thread
-  // (a store's flush takes tens of ms); the compaction follows at a later advance.
+  // With images_on_demand the state machine makes the state at the target durable
+  // without holding this thread (a store's flush takes tens of ms), and the compaction
+  // follows at a later advance; a whole image is taken at once.
   const Index target = *compaction_target_;
-  if (!sm_.make_durable(target)) return;
+  if (options_.raft.images_on_demand && !sm_.make_durable(target)) return;
   compaction_target_.reset();
   // The storage writes the image with the next Ready's sync.
   Status st = node_.compact(target - keep, sm_.snapshot(target));

@@ -19,11 +19,13 @@ class StateMachine {
   // disk store batches unsynced writes; the raft log is what makes them durable).
   virtual std::string apply(Index index, std::string_view command) = 0;
 
-  // Before each compaction at `applied` (the applied index then, maybe one of Raft's own
-  // entries): asked, without blocking, to make the state at `applied` durable; asked
-  // again with the same index at later advances until it answers true, then snapshot()
-  // follows. An application whose writes are unsynced starts its sync in the background
-  // here. The default: the state is durable already.
+  // With RaftConfig::images_on_demand, before each compaction at `applied` (the applied
+  // index then, maybe one of Raft's own entries): asked, without blocking, to make the
+  // state at `applied` durable; asked again at later advances until it answers true,
+  // then snapshot(applied) follows, the state being past `applied` by then. Asked with a
+  // later index instead when a snapshot installed meanwhile passed it. An application
+  // whose writes are unsynced starts its sync in the background here. The default: the
+  // state is durable already.
   virtual bool make_durable(Index applied) { return true; }
 
   // An image of the state as of `applied`, for log compaction, once make_durable(applied)

@@ -267,12 +267,14 @@ class MdsService {
   awaitable<void> weigh_after_replies(std::vector<uint64_t> inos, raft::Term term);
   // Logs orphans_to_release_ as ReleaseOrphans entries, a batch at a time, until none
   // is left or this replica stops serving `term`; one runs at a time
-  // (releasing_orphans_), counted in background_running_. A failed batch is sent again
-  // a file at a time.
+  // (releasing_orphans_), counted in background_running_. A batch the op refuses as
+  // damaged is sent again a file at a time.
   awaitable<void> release_orphans(raft::Term term);
   awaitable<Status> submit_release(std::vector<uint64_t> inos);
   // An orphan nobody holds open (still to be released).
   bool still_unused(uint64_t ino) const;
+  // Still the active replica, in `term`, and not stopping.
+  bool serving_in(raft::Term term) const;
   awaitable<void> forget_session(std::string client);
   awaitable<void> purge_loop();
   awaitable<void> housekeeping_loop();

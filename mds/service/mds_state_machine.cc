@@ -26,6 +26,7 @@ Result<std::vector<KeyValue>> scan_all(const MetaStore& store) {
 Status MdsStateMachine::load() {
   applied_ = DFS_TRY(read_counter(store_, kRaftApplied));
   last_command_ = DFS_TRY(read_counter(store_, kRaftLastCommand));
+  durable_ = applied_;  // what a store holds when it opens is on disk
   return ok_status();
 }
 
@@ -102,16 +103,14 @@ void MdsStateMachine::record_applied(raft::Index index, bool sync) {
 bool MdsStateMachine::make_durable(raft::Index applied) {
   if (sync_.valid()) {
     if (sync_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
-    Status synced = sync_.get();
-    if (!synced) {
+    TimedSync synced = sync_.get();
+    if (!synced.status) {
       fail_stop(syncing_for_, "store sync for a compaction of the log failed: " +
-                                  synced.error().to_string());
+                                  synced.status.error().to_string());
     }
     durable_ = std::max(durable_, syncing_for_);
     spdlog::info("metadata replica synced its store for a compaction of the log at raft index "
-                 "{} in {} ms, in the background", syncing_for_,
-                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::steady_clock::now() - sync_started_).count());
+                 "{} in {} ms, in the background", syncing_for_, synced.took.count());
   }
   if (durable_ >= applied) return true;
   // A restart restores the pointer at an index up to `applied`, and the store must hold
@@ -122,8 +121,12 @@ bool MdsStateMachine::make_durable(raft::Index applied) {
   }
   // The sync covers every write made before it starts; apply() goes on meanwhile.
   syncing_for_ = applied;
-  sync_started_ = std::chrono::steady_clock::now();
-  sync_ = std::async(std::launch::async, [&store = store_] { return store.sync(); });
+  sync_ = std::async(std::launch::async, [&store = store_] {
+    const auto started = std::chrono::steady_clock::now();
+    Status status = store.sync();
+    return TimedSync{std::move(status), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::steady_clock::now() - started)};
+  });
   return false;
 }
 
@@ -131,6 +134,7 @@ std::string MdsStateMachine::snapshot(raft::Index /*applied*/) { return {}; }
 
 std::string MdsStateMachine::full_image(raft::Index /*applied*/) {
   sync_store("an image");
+  durable_ = std::max(durable_, applied_);
   auto all = scan_all(store_);
   if (!all) fail_stop(applied_, "store scan for a snapshot failed: " + all.error().to_string());
   proto::MdsStoreImage image;
@@ -175,6 +179,7 @@ void MdsStateMachine::restore(raft::Index index, std::string_view bytes) {
   if (*image_applied < index) record_applied(index, /*sync=*/true);
   applied_ = std::max<raft::Index>(index, *image_applied);
   last_command_ = *last_command;
+  durable_ = std::max(durable_, applied_);  // written with a sync
   spdlog::info("metadata replica restored a snapshot at raft index {} ({} keys)", index,
                image.keys_size());
 }

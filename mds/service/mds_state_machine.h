@@ -78,11 +78,14 @@ class MdsStateMachine final : public raft::StateMachine {
   raft::Index applied_ = 0;
   raft::Index last_command_ = 0;
   // make_durable()'s sync while it runs (its destructor waits for it), what it makes
-  // durable, and what the last one that completed made durable.
-  std::future<Status> sync_;
+  // durable, and what the store holds durably (as loaded, restored, or synced since).
+  struct TimedSync {
+    Status status;
+    std::chrono::milliseconds took;
+  };
+  std::future<TimedSync> sync_;
   raft::Index syncing_for_ = 0;
   raft::Index durable_ = 0;
-  std::chrono::steady_clock::time_point sync_started_;
 };
 
 }  // namespace dfs::mds

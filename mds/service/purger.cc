@@ -88,6 +88,10 @@ awaitable<void> MdsService::weigh_after_replies(std::vector<uint64_t> inos, raft
   }
 }
 
+bool MdsService::serving_in(raft::Term term) const {
+  return !stopping_ && serving_ && serving_term_ == term;
+}
+
 bool MdsService::still_unused(uint64_t ino) const {
   return orphans_.count(ino) && sessions_.open_count(ino) == 0;
 }
@@ -96,7 +100,7 @@ awaitable<void> MdsService::release_orphans(raft::Term term) {
   // Spawned by the first orphan found: let the sweep or group that found it add the
   // rest. One entry in flight at a time: the orphans found meanwhile make the next.
   co_await asio::post(executor_, asio::use_awaitable);
-  while (!orphans_to_release_.empty() && !stopping_ && serving_ && serving_term_ == term) {
+  while (!orphans_to_release_.empty() && serving_in(term)) {
     std::vector<uint64_t> batch;
     size_t taken = 0;
     for (; taken < orphans_to_release_.size() && batch.size() < kReleaseBatch; ++taken) {
@@ -110,11 +114,15 @@ awaitable<void> MdsService::release_orphans(raft::Term term) {
     orphans_to_release_.erase(orphans_to_release_.begin(), orphans_to_release_.begin() + taken);
     if (batch.empty()) continue;
     auto done = co_await submit_release(batch);
-    // One file the op refuses (a damaged record) must not hold up the others.
-    for (size_t i = 0; !done && batch.size() > 1 && i < batch.size(); ++i) {
-      if (stopping_ || !serving_ || serving_term_ != term) break;
-      std::vector<uint64_t> one{batch[i]};
-      (void)co_await submit_release(std::move(one));
+    // One file whose record the op refuses must not hold up the others; any other
+    // failure (a deposed leader's group) is the sweep's to retry, the batch whole.
+    if (!done && done.error().code() == ErrorCode::kCorruption && batch.size() > 1) {
+      for (uint64_t ino : batch) {
+        if (!serving_in(term)) break;
+        if (!still_unused(ino)) continue;  // reopened while the batch was in flight
+        std::vector<uint64_t> one{ino};
+        (void)co_await submit_release(std::move(one));
+      }
     }
     // Failed: the housekeeping sweep, or the next active replica, retries.
     for (uint64_t ino : batch) purging_orphans_.erase(ino);

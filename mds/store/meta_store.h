@@ -74,7 +74,9 @@ class MetaStore : public KvReader {
   virtual Status write(const WriteBatch& batch, bool sync) = 0;
   // Makes every write that returned before this call durable: one fsync of the store's
   // log, or, under a Raft log (StoreLog::kRaft), a flush of its memtable to a table
-  // file. How writes made without `sync` become durable in a group. Errors: as write().
+  // file. How writes made without `sync` become durable in a group. May run on another
+  // thread while the writer goes on writing (later writes need not be covered).
+  // Errors: as write().
   virtual Status sync() = 0;
   // Reads only what the store holds in memory (RocksDB's memtables and block cache); a
   // read that would need the disk fails with kWouldBlock instead. Lives as long as the
