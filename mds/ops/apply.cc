@@ -45,6 +45,8 @@ Result<std::string> dispatch(OpContext& ctx, const proto::MdsLogEntry& e) {
       return apply_commit_write(ctx, e.commit_write());
     case E::kPurgeDone:
       return apply_purge_done(ctx, e.purge_done());
+    case E::kPurgedFiles:
+      return apply_purged_files(ctx, e.purged_files());
     case E::kForgetSession:
       return apply_forget_session(ctx, e.forget_session());
     case E::kRecordSession:

@@ -63,7 +63,9 @@ Result<std::string> apply_open(OpContext& ctx, const proto::OpenRequest& req);
 // A `release` entry of an older version: one orphan's apply_release_orphans.
 Result<std::string> apply_release(OpContext& ctx, const proto::ReleaseRequest& req);
 Result<std::string> apply_release_orphans(OpContext& ctx, const proto::ReleaseOrphans& req);
+// A `purge_done` entry of an older version: one file's apply_purged_files.
 Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req);
+Result<std::string> apply_purged_files(OpContext& ctx, const proto::PurgedFiles& req);
 Result<std::string> apply_write_inline(OpContext& ctx, const proto::WriteInlineRequest& req);
 Result<std::string> apply_uninline(OpContext& ctx, const proto::UninlineRequest& req);
 Result<std::string> apply_commit_write(OpContext& ctx, const proto::CommitWriteRequest& req);

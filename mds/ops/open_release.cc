@@ -1,7 +1,7 @@
 // The logged parts of open and release: an open with O_TRUNC truncates to 0 (its
 // objects were removed by the service first); ReleaseOrphans, logged once orphans have
 // no opener left (or are unreclaimed after a restart), deletes the inodes and queues
-// their objects; the purger's PurgeDone drops the queue entries of the files it purged.
+// their objects; the purger's PurgedFiles drops the queue entries of the files it purged.
 #include <fcntl.h>
 
 #include "common/proto/stable_bytes.h"
@@ -58,7 +58,11 @@ Status drop_purge_record(OpContext& ctx, uint64_t ino) {
 }  // namespace
 
 Result<std::string> apply_purge_done(OpContext& ctx, const proto::PurgeDone& req) {
-  if (req.ino() != 0) DFS_TRY_STATUS(drop_purge_record(ctx, req.ino()));
+  DFS_TRY_STATUS(drop_purge_record(ctx, req.ino()));
+  return proto::stable_bytes(proto::Empty());
+}
+
+Result<std::string> apply_purged_files(OpContext& ctx, const proto::PurgedFiles& req) {
   for (uint64_t ino : req.inos()) DFS_TRY_STATUS(drop_purge_record(ctx, ino));
   return proto::stable_bytes(proto::Empty());
 }

@@ -282,7 +282,7 @@ class MdsService {
   // A file of the purge queue, its record read from the store.
   struct QueuedPurge {
     uint64_t ino = 0;
-    bool found = false;  // false: no record (its PurgeDone is in already)
+    bool found = false;  // false: no record (its PurgedFiles is in already)
     proto::PurgeRecord record;
   };
   std::vector<uint64_t> next_purge_batch() const;  // the first files of purge_queue_

@@ -130,7 +130,14 @@ bool MdsStateMachine::make_durable(raft::Index applied) {
   return false;
 }
 
-std::string MdsStateMachine::snapshot(raft::Index /*applied*/) { return {}; }
+std::string MdsStateMachine::snapshot(raft::Index applied) {
+  // The pointer stands for the store, which must hold the state at `applied` already.
+  if (durable_ < applied) {
+    fail_stop(applied, fmt::format("a compaction of the log at raft index {}, but the store "
+                                   "is durable only up to {}", applied, durable_));
+  }
+  return {};
+}
 
 std::string MdsStateMachine::full_image(raft::Index /*applied*/) {
   sync_store("an image");

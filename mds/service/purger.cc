@@ -2,9 +2,9 @@
 // any session holds it open; once none does (and, after a restart, once the reclaim
 // grace period has given clients time to re-open their files) a ReleaseOrphans entry
 // deletes it and queues its objects. The purge loop removes queued objects in the
-// background and logs one PurgeDone per batch of files; its backlog is reported by
-// kMdsStatFs. Both log a batch per entry: an rm -rf orphans every file it removes, and
-// an entry per file cost the replicated rank as much again as the unlinks themselves.
+// background and logs one PurgedFiles entry per batch of files; its backlog is reported
+// by kMdsStatFs. Both log a batch per entry: an rm -rf orphans every file it removes,
+// and an entry per file would cost the replicated rank as much again as its unlinks.
 //
 // The active replica keeps the queued files' inode numbers in memory (purge_queue_),
 // read from the store once when it starts serving, added to as release entries become
@@ -232,7 +232,7 @@ awaitable<Status> MdsService::purge_batch() {
       return read_purge_records(batch);
     });
     if (!queued) co_return unexpected(std::move(queued).error());
-    // The files' objects in parallel, then one PurgeDone for those whose objects went.
+    // The files' objects in parallel, then one PurgedFiles for those whose objects went.
     std::vector<uint64_t> inos;
     std::vector<awaitable<Status>> work;
     for (QueuedPurge& file : *queued) {
@@ -241,27 +241,27 @@ awaitable<Status> MdsService::purge_batch() {
         work.push_back(remove_file_objects(*data_, file.ino, file.record.layout(),
                                            file.record.size()));
       } else {
-        purge_queue_.erase(file.ino);  // its PurgeDone is in already: nothing to remove
+        purge_queue_.erase(file.ino);  // its PurgedFiles is in already: nothing to remove
       }
     }
     auto results = co_await gather(std::move(work));
     std::vector<uint64_t> purged;
-    Status failed = ok_status();
+    Status first_error = ok_status();
     for (size_t i = 0; i < inos.size(); ++i) {
       if (results[i]) {
         purged.push_back(inos[i]);
-      } else if (failed) {
-        failed = std::move(results[i]);
+      } else if (first_error) {
+        first_error = std::move(results[i]);
       }
     }
     if (!purged.empty()) {
       proto::MdsLogEntry entry;
-      entry.mutable_purge_done()->mutable_inos()->Add(purged.begin(), purged.end());
+      entry.mutable_purged_files()->mutable_inos()->Add(purged.begin(), purged.end());
       auto done = co_await committer_.submit(std::move(entry));
       if (!done) co_return unexpected(std::move(done).error());
       for (uint64_t ino : purged) purge_queue_.erase(ino);
     }
-    if (!failed) co_return failed;
+    if (!first_error) co_return first_error;
   }
   co_return ok_status();
 }
