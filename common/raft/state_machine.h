@@ -28,9 +28,9 @@ class StateMachine {
   // state is durable already.
   virtual bool make_durable(Index applied) { return true; }
 
-  // An image of the state as of `applied`, for log compaction, once make_durable(applied)
-  // answered true. `applied` may be one of Raft's own entries (a new leader's no-op),
-  // which never reach apply(). With RaftConfig::images_on_demand the image only points at
+  // An image of the state as of `applied`, for log compaction (with images_on_demand,
+  // once make_durable(applied) answered true). `applied` may be one of Raft's own
+  // entries (a new leader's no-op), which never reach apply(). With RaftConfig::images_on_demand the image only points at
   // the state, which the application keeps durably itself (made durable by
   // make_durable(), as the state at `applied`: a restart restores the pointer at an
   // index up to it), and may be empty: compacting then costs no copy of the state, whose
