@@ -266,6 +266,21 @@ TEST_CASE("mds/orphans: an unlinked open file stays readable until the last clos
   DFS_REQUIRE_CODE(h.open(f->ino()), ErrorCode::kStale);
 }
 
+namespace {
+
+// Runs the harness until every object is gone, the purge queue is empty and only the
+// root is left (every orphan released), or `limit` has passed.
+void wait_until_purged(MdsHarness& h, Duration limit) {
+  for (Duration waited{0}; waited < limit; waited += Duration(20)) {
+    auto st = h.statfs();
+    if (h.objects().objects().empty() && st->purge_backlog_inodes() == 0 && st->inodes() == 1)
+      return;
+    h.run_for(Duration(20));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("mds/purge: deleted files' objects are removed in the background") {
   MdsHarness h;
   std::vector<uint64_t> inos;
@@ -280,12 +295,7 @@ TEST_CASE("mds/purge: deleted files' objects are removed in the background") {
   DFS_REQUIRE_OK(h.write_inline(inline_file->ino(), 0, "tiny"));
   for (int i = 0; i < 50; ++i) DFS_REQUIRE_OK(h.unlink(kRootIno, "f" + std::to_string(i)));
   DFS_REQUIRE_OK(h.unlink(kRootIno, "small"));
-  for (int i = 0; i < 200; ++i) {
-    auto st = h.statfs();
-    if (h.objects().objects().empty() && st->purge_backlog_inodes() == 0 && st->inodes() == 1)
-      break;
-    h.run_for(Duration(20));
-  }
+  wait_until_purged(h, Duration(4000));
   CHECK(h.objects().objects().empty());
   auto st = h.statfs();
   CHECK(st->purge_backlog_inodes() == 0);
@@ -364,12 +374,7 @@ TEST_CASE("mds/purge: orphans are released and purged a batch per log entry") {
   // A restart forgets the opens: one housekeeping sweep finds every orphan unused.
   const size_t before = h.log().size();
   h.restart();
-  for (int i = 0; i < 500; ++i) {
-    auto st = h.statfs();
-    if (h.objects().objects().empty() && st->purge_backlog_inodes() == 0 && st->orphans() == 0)
-      break;
-    h.run_for(Duration(20));
-  }
+  wait_until_purged(h, Duration(10000));
   CHECK(h.objects().objects().empty());
   CHECK(h.statfs()->orphans() == 0);
   CHECK(h.statfs()->purge_backlog_inodes() == 0);
