@@ -9,16 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "client-fuse/libdfs/mount_source.h"
 #include "common/status/status.h"
 
 namespace dfs::mount {
 
-inline constexpr uint16_t kDefaultMonPort = 6789;
-
-struct Source {
-  std::vector<std::string> mon_addrs;  // host:port; empty: take mon_addrs from the config
-  std::string subdir = "/";            // normalised: "/", "/a/b"
-};
+using client::parse_source;
+using client::Source;
 
 struct MountOptions {
   Source source;
@@ -92,11 +89,6 @@ inline double kernel_cache_seconds(const std::optional<double>& set, bool exclus
 inline uint32_t busy_poll_us_for(const std::optional<uint32_t>& set, unsigned cpus) {
   return set.value_or(cpus > 1 ? 50 : 0);
 }
-
-// Parses "mon1[,mon2...][:port]:/[subdir]". A port on the last monitor applies to
-// monitors given without one; otherwise the port is 6789. IPv6 addresses go in
-// brackets. Errors: kInvalidArgument.
-Result<Source> parse_source(const std::string& text);
 
 // Applies one comma-separated -o list to `options`. Errors: kInvalidArgument naming
 // the first bad option (unknown, malformed value, missing secretfile).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An lxc-shaped tree rsynced onto dfs and back is byte-identical
 # (contents, modes, owners, mtimes, symlinks, hard links, xattrs, devices, fifos);
-# tar -x onto the mount and rm -rf of it work.
+# tar -x onto the mount and rm -rf of it work; `dfs bench` names the metadata
+# configuration it measured.
 source "$(dirname "$0")/lib.sh"
 scale="${DFS_TREE_SCALE:-0.05}"
 mds="${DFS_TEST_MDS:-3}"  # MDS replicas of rank 0: 3 (dfs-dev's default) or 1
@@ -48,4 +49,21 @@ step "rm -rf on dfs"
 rm -rf "$mnt/t" "$mnt/x"
 left="$(ls -A "$mnt")"
 [ -z "$left" ] || fail "rm -rf left: $left"
+
+step "dfs bench names the configuration it measured"
+mkdir "$work/local"
+"$build/tools/dfs/dfs" bench --quick --suite meta --rounds 1 --target "$mnt" \
+  --target "$work/local" --baseline "$work/base" --out "$work/bench" >"$work/bench.out" 2>&1 ||
+  { cat "$work/bench.out"; fail "dfs bench failed"; }
+if [ "$mds" -eq 3 ]; then
+  said="rank 0 replicated by a Raft group of 3 MDS (mds\.[a-c] leading;"
+  said+=" mds\.[a-c], mds\.[a-c] following), the default"
+else
+  said="rank 0 on one MDS (mds\.a) with its own log, not replicated (the default is 3 replicas)"
+fi
+grep -q "^- target $mnt: dfs \`.*\` mounted at $mnt: metadata $said; 3 of 3 OSDs up" \
+  "$work/bench/report.md" ||
+  { head -8 "$work/bench/report.md"; fail "the report does not say: $said"; }
+grep -q "^- target $work/local: .* (not dfs)$" "$work/bench/report.md" ||
+  { head -8 "$work/bench/report.md"; fail "the report does not say the local target is not dfs"; }
 echo "PASS"

@@ -1,6 +1,7 @@
 // dfs bench's parsers and writers, on fio output recorded on this machine
 // (tests/unit/tools/data): figures read right, every kind of fio failure a clear error,
-// tables that say when they are incomplete, and SVG that is a well-formed document.
+// tables that say when they are incomplete, SVG that is a well-formed document, and
+// the configuration a report names for each target.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "tools/dfs/bench/fio.h"
 #include "tools/dfs/bench/report.h"
 #include "tools/dfs/bench/svg_plot.h"
+#include "tools/dfs/bench/target_info.h"
 
 namespace dfs::bench {
 namespace {
@@ -139,6 +141,56 @@ TEST_CASE("svg: a plot is a complete document with labelled axes and a legend") 
   CHECK(nice_step(600) == 200);
   CHECK(nice_step(7) == 2);
   CHECK(nice_step(0) == 1);
+}
+
+TEST_CASE("target info: the mount a path is on, escapes and stacked mounts included") {
+  const std::string mountinfo =
+      "22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"
+      "40 22 0:50 / /mnt/dfs rw,nosuid shared:20 - fuse.dfs dfs1,dfs2,dfs3:/ rw,user_id=0\n"
+      "41 22 0:51 / /mnt/with\\040space rw - tmpfs tmpfs rw\n"
+      "42 40 0:52 / /mnt/dfs/lxc rw - fuse.dfs 10.0.0.1:7000:/lxc rw\n"
+      "43 22 0:53 / /mnt/dfs2 rw - xfs /dev/vdb rw\n";
+  auto root = mount_of(mountinfo, "/var/tmp/x");
+  REQUIRE(root);
+  CHECK(root->fstype == "ext4");
+  CHECK(root->mountpoint == "/");
+  auto dfs = mount_of(mountinfo, "/mnt/dfs/bench");
+  REQUIRE(dfs);
+  CHECK(dfs->fstype == "fuse.dfs");
+  CHECK(dfs->source == "dfs1,dfs2,dfs3:/");
+  CHECK(dfs->mountpoint == "/mnt/dfs");
+  CHECK(mount_of(mountinfo, "/mnt/dfs")->mountpoint == "/mnt/dfs");
+  CHECK(mount_of(mountinfo, "/mnt/dfs/lxc/c1")->source == "10.0.0.1:7000:/lxc");
+  // /mnt/dfs2 is not under /mnt/dfs.
+  CHECK(mount_of(mountinfo, "/mnt/dfs2/a")->fstype == "xfs");
+  CHECK(mount_of(mountinfo, "/mnt/with space/a")->fstype == "tmpfs");
+  // Mounted on top of an earlier mount at the same point: the later line wins.
+  auto stacked = mount_of(mountinfo + "44 40 0:54 / /mnt/dfs rw - nfs4 srv:/x rw\n", "/mnt/dfs/b");
+  CHECK(stacked->fstype == "nfs4");
+  CHECK_FALSE(mount_of("", "/a"));
+}
+
+TEST_CASE("target info: the metadata configuration in words") {
+  auto replica = [](std::string name, std::string role) {
+    return MetadataReplica{std::move(name), 0, true, std::move(role), ""};
+  };
+  auto three = describe_metadata({replica("mds.a", "follower"), replica("mds.b", "leader"),
+                                  replica("mds.c", "follower")});
+  CHECK(three ==
+        "rank 0 replicated by a Raft group of 3 MDS (mds.b leading; mds.a, mds.c following), "
+        "the default");
+  auto one = describe_metadata({MetadataReplica{"mds.a", 0, false, "", ""}});
+  CHECK(one == "rank 0 on one MDS (mds.a) with its own log, not replicated (the default is 3 "
+               "replicas)");
+  auto down = describe_metadata({replica("mds.a", "leader"), replica("mds.b", "follower"),
+                                 MetadataReplica{"mds.c", 0, false, "", "kTimeout: no answer"}});
+  CHECK(contains(down, "Raft group of 3 MDS (mds.a leading; mds.b following; mds.c not answering)"));
+  auto five = describe_metadata({replica("mds.a", "leader"), replica("mds.b", "follower"),
+                                 replica("mds.c", "follower"), replica("mds.d", "follower"),
+                                 replica("mds.e", "follower")});
+  CHECK(contains(five, "Raft group of 5 MDS"));
+  CHECK(contains(five, "(the default is 3)"));
+  CHECK(describe_metadata({}) == "no MDS in the cluster map");
 }
 
 }  // namespace

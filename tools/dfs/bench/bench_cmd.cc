@@ -1,7 +1,8 @@
 // `dfs bench`: the suites (fio, db, tree, meta) on every --target and on a local
 // baseline directory, interleaved round by round so that a noisy machine treats both
-// alike, with a progress line and an ETA; then results.csv, report.md (a table per
-// suite, ratios to the baseline) and SVG plots of the fio throughput in --out.
+// alike, with a progress line and an ETA; then results.csv, report.md (what each target
+// is on, a table per suite, ratios to the baseline) and SVG plots of the fio throughput
+// in --out.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -10,11 +11,16 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
+#include "client-fuse/libdfs/client_config.h"
+#include "client-fuse/libdfs/mount_source.h"
 #include "tools/dfs/bench/process.h"
 #include "tools/dfs/bench/suite.h"
+#include "tools/dfs/bench/target_info.h"
 #include "tools/dfs/cli_context.h"
+#include "tools/dfs/mds_status.h"
 
 namespace dfs::cli {
 namespace {
@@ -99,6 +105,57 @@ std::string machine_text(const std::string& baseline_dir) {
                      fio.ok() ? first_line(fio.out) : "fio missing", DFS_VERSION);
 }
 
+// The cluster behind a dfs mount of `source` in words: how it keeps the metadata, its
+// OSDs and pools. Asks the monitors and every MDS, a few seconds at most.
+std::string dfs_configuration(const std::string& source_text) {
+  auto source = client::parse_source(source_text);
+  if (!source) return "a source that does not parse: " + source.error().to_string();
+  client::ClientOptions options;
+  if (source->mon_addrs.empty()) {  // the mount took its monitors from the config file
+    auto configured = client::client_options_from_config("");
+    if (!configured) return "monitors unknown: " + configured.error().to_string();
+    options = std::move(*configured);
+  } else {
+    options.mon_addrs = source->mon_addrs;
+  }
+  options.connect_timeout = Duration(5000);
+  options.op_timeout = Duration(10000);
+  auto client = client::ObjectClient::connect(options);
+  if (!client) return "the cluster did not answer: " + client.error().to_string();
+  auto status = (*client)->run((*client)->mon_status());
+  if (!status) return "the monitors did not answer: " + status.error().to_string();
+  const auto& map = status->map();
+  std::vector<bench::MetadataReplica> replicas;
+  for (auto& row : (*client)->run(gather_mds(**client, ClusterMap(map), Duration(2000)))) {
+    replicas.push_back({row.name, row.rank, row.replicated, row.raft.role(), row.error});
+  }
+  int up = 0;
+  for (const auto& osd : map.osds()) up += osd.up();
+  std::string pools;
+  for (const auto& pool : map.pools()) {
+    pools += fmt::format("{}{} {} copies", pools.empty() ? "" : ", ", pool.name(), pool.size());
+  }
+  return fmt::format("metadata {}; {} of {} OSDs up; pools {}", bench::describe_metadata(replicas),
+                     up, map.osds_size(), pools.empty() ? "none" : pools);
+}
+
+// What `dir` is on: its file system and, for a dfs mount, that cluster's configuration.
+std::string target_configuration(const std::string& dir) {
+  std::error_code ec;
+  auto path = std::filesystem::canonical(dir, ec);
+  if (ec) return "an unknown file system (" + ec.message() + ")";
+  std::ifstream file("/proc/self/mountinfo");
+  std::stringstream mountinfo;
+  mountinfo << file.rdbuf();
+  auto mount = bench::mount_of(mountinfo.str(), path.string());
+  if (!mount) return "an unknown file system";
+  if (mount->fstype != "fuse.dfs") {
+    return fmt::format("{}, mounted at {} (not dfs)", mount->fstype, mount->mountpoint);
+  }
+  return fmt::format("dfs `{}` mounted at {}: {}", mount->source, mount->mountpoint,
+                     dfs_configuration(mount->source));
+}
+
 std::string progress_line(size_t done, size_t total, const std::string& what, double eta_s) {
   constexpr int kWidth = 24;
   int filled = total ? static_cast<int>(done * kWidth / total) : kWidth;
@@ -137,6 +194,12 @@ int run_bench(const BenchFlags& flags, const std::string& command_line) {
     if (!std::filesystem::is_directory(dir, ec)) return fail("target " + dir + " is not a directory");
     targets.push_back({dir, dir + "/" + scratch_name, false});
   }
+  // Said before the first figure (a wrong target shows at once) and in the report.
+  std::string configurations;
+  for (const auto& dir : flags.targets) {
+    configurations += fmt::format("- target {}: {}\n", dir, target_configuration(dir));
+  }
+  fmt::print(stderr, "{}", configurations);
   std::filesystem::create_directories(flags.baseline, ec);
   if (ec) return fail("cannot create the baseline " + flags.baseline + ": " + ec.message());
   targets.push_back({"baseline " + flags.baseline, flags.baseline + "/" + scratch_name, true});
@@ -191,9 +254,10 @@ int run_bench(const BenchFlags& flags, const std::string& command_line) {
   for (const auto& t : targets) std::filesystem::remove_all(t.dir, ec);
   std::filesystem::remove_all(options.scratch, ec);
 
-  std::string report = fmt::format("# dfs bench, {}\n\n- command: `{}`\n{}- rounds: {}{}\n",
-                                   now_text("%Y-%m-%d %H:%M"), command_line, machine_text(flags.baseline),
-                                   options.rounds, options.quick ? " (--quick)" : "");
+  std::string report = fmt::format("# dfs bench, {}\n\n- command: `{}`\n{}{}- rounds: {}{}\n",
+                                   now_text("%Y-%m-%d %H:%M"), command_line, configurations,
+                                   machine_text(flags.baseline), options.rounds,
+                                   options.quick ? " (--quick)" : "");
   bool complete = true;
   for (const auto& suite : suites) {
     auto table = bench::markdown_table(samples, suite);
@@ -223,7 +287,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "bench",
       "measure file systems against a local disk: fio matrix, fsync'd 4 KiB commits, an lxc "
-      "tree (rsync, read-back, tar, find, rm), metadata ops; tables, CSV and SVG plots");
+      "tree (rsync, read-back, tar, find, rm), metadata ops; tables, CSV and SVG plots, and "
+      "for a dfs target its cluster's configuration (how many MDS keep the metadata)");
   cmd->add_option("--target", flags->targets, "a directory to measure (repeat for several)");
   cmd->add_option("--baseline", flags->baseline, "the local directory every figure is compared with")
       ->capture_default_str();
