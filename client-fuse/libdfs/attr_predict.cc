@@ -1,9 +1,11 @@
 #include "client-fuse/libdfs/attr_predict.h"
 
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <algorithm>
 
+#include "mds/ops/acl.h"
 #include "mds/ops/inode_rules.h"
 #include "mds/ops/op_context.h"
 #include "mds/store/group_txn.h"
@@ -35,6 +37,20 @@ Result<std::string> predict_entry(const proto::MdsLogEntry& entry,
 }
 
 uint32_t mode_without_setid(uint32_t mode) { return mds::without_setid(mode); }
+
+bool setxattr_only_touches_ctime(const proto::Inode& inode, const proto::SetXattrRequest& request,
+                                 const proto::Creds& creds) {
+  if (request.name() != mds::kAclAccessXattr || (request.flags() & ~uint32_t(XATTR_CREATE))) {
+    return false;
+  }
+  if (inode.xattrs().contains(request.name())) return false;  // it would be removed
+  auto acl = mds::parse_acl(request.value());
+  if (!acl) return false;  // the MDS's error
+  bool store = false;
+  uint32_t mode = mds::mode_after_access_acl(*acl, inode.mode(),
+                                             mds::in_group(creds, inode.gid()), store);
+  return !store && mode == inode.mode();
+}
 
 Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::SetAttrRequest& req,
                                      const proto::Timespec& now) {

@@ -42,6 +42,14 @@ uint32_t mode_without_setid(uint32_t mode);
 Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::SetAttrRequest& req,
                                      const proto::Timespec& now);
 
+// Whether `request`, a setxattr by `creds`, would change nothing of `inode` at the MDS
+// but its ctime: an access ACL that says no more than the mode does and leaves the mode
+// as it is (tar --acls sets one on every file, right after its chmod), while no access
+// ACL is stored (the MDS stores no such ACL: posix_acl_update_mode) and no flag can make
+// it fail.
+bool setxattr_only_touches_ctime(const proto::Inode& inode, const proto::SetXattrRequest& request,
+                                 const proto::Creds& creds);
+
 // One SetAttr that takes an inode to `predicted`, the outcome of several predicted
 // changes of the fields in `valid` (SetAttrRequest.valid bits, no *_NOW, no size) made
 // by root: the fields as absolute values, ctime included. Applied once it gives the same

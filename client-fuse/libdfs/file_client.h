@@ -540,8 +540,10 @@ class FileClient {
                                            const std::string& name, bool directory);
   // A setxattr by root of a user., trusted. or ACL attribute (tar -x sets an ACL on
   // every file) on an inode known exactly, with nothing buffered for it: predicted and
-  // queued like the rest. security.* goes to the MDS (a later data push clears
-  // security.capability). Returns false when it went nowhere.
+  // queued like the rest; an access ACL that only touches the ctime (tar's, equal to the
+  // mode) joins the inode's deferred attribute change instead. security.* goes to the
+  // MDS (a later data push clears security.capability). Returns false when it went
+  // nowhere.
   bool defer_setxattr(const Creds& creds, const proto::SetXattrRequest& request);
   // Moves the queued attribute changes into the ordered queue, so that a change made
   // after the op deferred next is not merged into a request that goes ahead of it.

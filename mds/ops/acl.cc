@@ -113,6 +113,13 @@ bool acl_equiv_mode(const std::vector<AclEntry>& acl, uint32_t& mode) {
   return not_equiv;
 }
 
+uint32_t mode_after_access_acl(const std::vector<AclEntry>& acl, uint32_t mode,
+                               bool caller_in_group, bool& store) {
+  store = acl_equiv_mode(acl, mode);
+  if (!caller_in_group) mode &= ~uint32_t(S_ISGID);
+  return mode;
+}
+
 bool acl_create_masq(std::vector<AclEntry>& acl, uint32_t& mode_io) {
   uint32_t mode = mode_io;
   AclEntry* group_obj = nullptr;

@@ -36,6 +36,13 @@ std::string encode_acl(const std::vector<AclEntry>& acl);
 // whether the ACL holds more than the mode can say (named entries or a mask).
 bool acl_equiv_mode(const std::vector<AclEntry>& acl, uint32_t& mode);
 
+// posix_acl_update_mode: the mode after the access ACL `acl` is set on an inode of
+// `mode` by a caller in the inode's group or not: the permission bits follow the ACL,
+// and set-group-ID goes for a caller outside the group. `store`: whether the ACL says
+// more than the mode and is kept (else it is not stored).
+uint32_t mode_after_access_acl(const std::vector<AclEntry>& acl, uint32_t mode,
+                               bool caller_in_group, bool& store);
+
 // posix_acl_create_masq: masks a new inode's ACL (inherited from the parent's default
 // ACL) with the requested mode and the mode with the ACL. Returns whether the ACL must
 // be kept (it says more than the mode).

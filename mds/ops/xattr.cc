@@ -24,11 +24,8 @@ size_t xattr_bytes(const proto::Inode& inode) {
 // no more than the mode is not stored (posix_acl_update_mode).
 Status set_access_acl(const proto::SetXattrRequest& req, proto::Inode& inode, bool& store) {
   auto acl = DFS_TRY(parse_acl(req.value()));
-  uint32_t mode = inode.mode();
-  store = acl_equiv_mode(acl, mode);
-  const auto& c = req.header().creds();
-  if (!in_group(c, inode.gid())) mode &= ~uint32_t(S_ISGID);
-  inode.set_mode(mode);
+  const bool caller_in_group = in_group(req.header().creds(), inode.gid());
+  inode.set_mode(mode_after_access_acl(acl, inode.mode(), caller_in_group, store));
   return ok_status();
 }
 

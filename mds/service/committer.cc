@@ -90,7 +90,7 @@ void Committer::write_groups() {
       if (p->result) {
         logged = true;
         last_index_ = std::max(last_index_, p->entry.index());
-        ++stats_.entries;
+        count_entry(p->entry);
         applied_.push_back(p);
         if (!options_.reply_after_sync) p->done.set(true);  // the early reply
       } else {
@@ -175,7 +175,7 @@ awaitable<void> Committer::replicate_groups() {
       if (p->result && !outcome) p->result = outcome.error();
       if (p->result) {
         last_index_ = std::max(last_index_, p->entry.index());
-        ++stats_.entries;
+        count_entry(p->entry);
         // Committed on a majority: as durable as a replicated rank makes anything.
         for (auto& listener : listeners_) listener(p->entry, p->effects);
       } else if (outcome) {
@@ -194,6 +194,12 @@ awaitable<void> Committer::replicate_groups() {
     }
   }
   writing_ = false;
+}
+
+void Committer::count_entry(const proto::MdsLogEntry& entry) {
+  ++stats_.entries;
+  const size_t kind = static_cast<size_t>(entry.op_case());
+  if (kind < stats_.entries_by_kind.size()) ++stats_.entries_by_kind[kind];
 }
 
 void Committer::start_syncer() {

@@ -31,6 +31,7 @@
 // Public methods run on the I/O executor.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -61,8 +62,13 @@ struct CommitterOptions {
 };
 
 struct CommitterStats {
+  // Above every MdsLogEntry op's field number.
+  static constexpr size_t kEntryKinds = 32;
   uint64_t groups = 0;  // written (a single MDS) or proposed (a replicated rank)
   uint64_t entries = 0;
+  // `entries` by the entry's op (indexed by MdsLogEntry::op_case()): what a workload
+  // costs the metadata tier, request kind by request kind.
+  std::array<uint64_t, kEntryKinds> entries_by_kind{};
   uint64_t failed_entries = 0;  // rejected by their op (not logged)
   uint64_t syncs = 0;
 };
@@ -134,6 +140,7 @@ class Committer {
 
   void write_groups();
   awaitable<void> replicate_groups();
+  void count_entry(const proto::MdsLogEntry& entry);
   awaitable<void> syncer_loop();
   void start_syncer();
   // The entries up to `index` are durable: tell the listeners and the waiters.

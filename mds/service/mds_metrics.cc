@@ -17,6 +17,15 @@ void MdsService::collect_metrics(metrics::SampleWriter& w) const {
             static_cast<double>(commits.groups));
   w.counter("dfs_mds_commit_entries_total", "log entries committed in those groups", rank,
             static_cast<double>(commits.entries));
+  const auto* descriptor = proto::MdsLogEntry::descriptor();
+  for (size_t kind = 0; kind < commits.entries_by_kind.size(); ++kind) {
+    const uint64_t count = commits.entries_by_kind[kind];
+    const auto* op = descriptor->FindFieldByNumber(static_cast<int>(kind));
+    if (count == 0 || op == nullptr) continue;
+    w.counter("dfs_mds_commit_entries_by_kind_total", "those entries by operation",
+              {{"rank", std::to_string(options_.fs.rank)}, {"kind", op->name()}},
+              static_cast<double>(count));
+  }
   w.gauge("dfs_mds_replicated", "1 when the rank is a Raft group, 0 for a single MDS",
           rank, replication_ ? 1 : 0);
 }
