@@ -107,6 +107,17 @@ struct Fixture {
   std::vector<uint64_t> durable;
 };
 
+TEST_CASE("mds/committer: every kind of log entry has a counter") {
+  // entries_by_kind is indexed by the entry's op field number; a new op numbered past
+  // its end would go uncounted.
+  const auto* op = proto::MdsLogEntry::descriptor()->FindOneofByName("op");
+  REQUIRE(op != nullptr);
+  for (int i = 0; i < op->field_count(); ++i) {
+    CAPTURE(op->field(i)->name());
+    CHECK(static_cast<size_t>(op->field(i)->number()) < CommitterStats::kEntryKinds);
+  }
+}
+
 TEST_CASE("mds/committer: replies are early, listeners and wait_durable wait for the sync") {
   Fixture f;
   // The reply comes although the log sync is held back.

@@ -219,14 +219,15 @@ TEST_CASE("mds/deferred namespace: a predicted setxattr (an ACL, a user attribut
 // An access ACL of the three base entries with these permissions (rwx bits each).
 std::string base_acl(uint16_t user, uint16_t group, uint16_t other) {
   std::string out("\2\0\0\0", 4);
-  for (auto [tag, perm] : {std::pair<uint16_t, uint16_t>{0x01, user}, {0x04, group}, {0x20, other}}) {
+  using TagPerm = std::pair<uint16_t, uint16_t>;
+  for (auto [tag, perm] : {TagPerm{0x01, user}, TagPerm{0x04, group}, TagPerm{0x20, other}}) {
     char entry[8] = {static_cast<char>(tag), 0, static_cast<char>(perm), 0, -1, -1, -1, -1};
     out.append(entry, sizeof entry);
   }
   return out;
 }
 
-TEST_CASE("mds/deferred namespace: an ACL that changes only the ctime is told from one that changes more") {
+TEST_CASE("mds/deferred namespace: an ACL changing only the ctime is told from one changing more") {
   // The client sends such an ACL as a ctime change merged into the file's deferred
   // attribute change: the MDS must then make nothing else of it.
   MdsHarness h;

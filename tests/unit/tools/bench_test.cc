@@ -184,12 +184,18 @@ TEST_CASE("target info: the metadata configuration in words") {
                "replicas)");
   auto down = describe_metadata({replica("mds.a", "leader"), replica("mds.b", "follower"),
                                  MetadataReplica{"mds.c", 0, false, "", "kTimeout: no answer"}});
-  CHECK(contains(down, "Raft group of 3 MDS (mds.a leading; mds.b following; mds.c not answering)"));
+  CHECK(contains(down,
+                 "Raft group of 3 MDS (mds.a leading; mds.b following; mds.c not answering)"));
   auto five = describe_metadata({replica("mds.a", "leader"), replica("mds.b", "follower"),
                                  replica("mds.c", "follower"), replica("mds.d", "follower"),
                                  replica("mds.e", "follower")});
   CHECK(contains(five, "Raft group of 5 MDS"));
   CHECK(contains(five, "(the default is 3)"));
+  auto silent = describe_metadata({MetadataReplica{"mds.a", 0, false, "", "kTimeout: no answer"}});
+  CHECK(silent == "rank 0 on 1 MDS, none answering (mds.a): replication unknown");
+  auto electing = describe_metadata({replica("mds.a", "candidate"), replica("mds.b", "follower"),
+                                     MetadataReplica{"mds.c", 0, false, "", "kUnavailable"}});
+  CHECK(contains(electing, "(mds.b following; mds.a electing; mds.c not answering)"));
   CHECK(describe_metadata({}) == "no MDS in the cluster map");
 }
 

@@ -41,27 +41,36 @@ std::string join(const std::vector<std::string>& names) {
 std::string describe_rank(uint32_t rank, const std::vector<const MetadataReplica*>& replicas) {
   bool replicated = false;
   for (const auto* r : replicas) replicated = replicated || r->replicated;
-  if (!replicated && replicas.size() == 1 && replicas.front()->error.empty()) {
-    return fmt::format("rank {} on one MDS ({}) with its own log, not replicated (the default "
-                       "is 3 replicas)",
-                       rank, replicas.front()->name);
-  }
-  std::vector<std::string> leading, following, unreachable;
+  std::vector<std::string> leading, following, electing, unreachable;
   for (const auto* r : replicas) {
     if (!r->error.empty()) {
       unreachable.push_back(r->name);
     } else if (r->role == "leader") {
       leading.push_back(r->name);
-    } else {
+    } else if (r->role == "follower") {
       following.push_back(r->name);
+    } else if (r->replicated) {
+      electing.push_back(r->name);  // a candidate: no leader it knows of
     }
   }
-  std::string members;
-  if (!leading.empty()) members += join(leading) + " leading";
-  if (!following.empty()) members += (members.empty() ? "" : "; ") + join(following) + " following";
-  if (!unreachable.empty()) {
-    members += (members.empty() ? "" : "; ") + join(unreachable) + " not answering";
+  if (!replicated) {
+    // Only a replica that answers says it is one: a single MDS does not know the question.
+    if (unreachable.empty() && replicas.size() == 1) {
+      return fmt::format("rank {} on one MDS ({}) with its own log, not replicated (the "
+                         "default is 3 replicas)",
+                         rank, replicas.front()->name);
+    }
+    return fmt::format("rank {} on {} MDS, none answering ({}): replication unknown", rank,
+                       replicas.size(), join(unreachable));
   }
+  std::string members;
+  auto add = [&members](const std::vector<std::string>& names, const char* doing) {
+    if (!names.empty()) members += (members.empty() ? "" : "; ") + join(names) + " " + doing;
+  };
+  add(leading, "leading");
+  add(following, "following");
+  add(electing, "electing");
+  add(unreachable, "not answering");
   return fmt::format("rank {} replicated by a Raft group of {} MDS ({}){}", rank, replicas.size(),
                      members, replicas.size() == 3 ? ", the default" : " (the default is 3)");
 }
