@@ -25,6 +25,12 @@ std::vector<Entry> MemStorage::entries(Index lo, Index hi, uint64_t max_bytes) c
   return out;
 }
 
+uint64_t MemStorage::data_bytes() const {
+  uint64_t bytes = 0;
+  for (const Entry& e : log_) bytes += e.data.size();
+  return bytes;
+}
+
 void MemStorage::append(const std::vector<Entry>& entries) {
   if (entries.empty()) return;
   Index from = entries.front().index;

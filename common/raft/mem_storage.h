@@ -21,6 +21,8 @@ class MemStorage final : public RaftLogStorage {
   Index last_index() const override { return snapshot_.meta.index + log_.size(); }
   std::optional<Term> term(Index index) const override;
   std::vector<Entry> entries(Index lo, Index hi, uint64_t max_bytes) const override;
+  // The bytes of the entries' data, all of them (no copy).
+  uint64_t data_bytes() const;
 
   void set_hard_state(const HardState& hs) override { hard_state_ = hs; }
   void append(const std::vector<Entry>& entries) override;

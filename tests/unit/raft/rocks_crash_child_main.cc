@@ -1,13 +1,16 @@
-// raft_rocks_crash_child <db path> <ack fd> <seed>: the process the crash test kills.
-// Reopens the log, then forever appends a few entries (sometimes replacing an
-// uncommitted suffix with a higher term, sometimes compacting), syncs, and writes a
-// CrashAck (native order) to the ack fd once sync returned. On an error it writes
-// last_index = UINT64_MAX, explains on stderr and exits non-zero.
+// raft_rocks_crash_child <path> <ack fd> <seed> <rocks|file>: the process the crash tests
+// kill. Reopens the log (a RocksStorage in a DB at <path>, or a FileStorage in
+// <path>/log that rewrites its file every few hundred KiB), then forever appends a few
+// entries (sometimes replacing an uncommitted suffix with a higher term, sometimes
+// compacting), syncs, and writes a CrashAck (native order) to the ack fd once sync
+// returned. On an error it writes last_index = UINT64_MAX, explains on stderr and exits
+// non-zero.
 #include <unistd.h>
 
 #include <cstdio>
 #include <random>
 
+#include "common/raft/file_storage.h"
 #include "common/raft/rocks_storage.h"
 #include "tests/unit/raft/rocks_fixture.h"
 
@@ -15,14 +18,12 @@ using namespace dfs::raft;
 using dfs::raft::testing::CrashAck;
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s <db path> <ack fd> <seed>\n", argv[0]);
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s <path> <ack fd> <seed> <rocks|file>\n", argv[0]);
     return 2;
   }
   int fd = std::atoi(argv[2]);
   std::mt19937_64 rng(std::strtoull(argv[3], nullptr, 10));
-  auto db = testing::open_db(argv[1]);
-  auto opened = RocksStorage::open(db.get(), "raft/1/", ConfState{{1, 2, 3}});
   auto fail = [&](const std::string& what) {
     CrashAck marker{UINT64_MAX, 0};
     ssize_t n = ::write(fd, &marker, sizeof marker);
@@ -30,8 +31,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "crash child: %s\n", what.c_str());
     return 3;
   };
-  if (!opened) return fail(opened.error().to_string());
-  RocksStorage& s = **opened;
+  std::unique_ptr<rocksdb::DB> db;
+  std::unique_ptr<RaftLogStorage> storage;
+  const std::string path = argv[1];
+  const std::string kind = argv[4];
+  if (kind == "rocks") {
+    db = testing::open_db(path);
+    auto opened = RocksStorage::open(db.get(), "raft/1/", ConfState{{1, 2, 3}});
+    if (!opened) return fail(opened.error().to_string());
+    storage = std::move(*opened);
+  } else if (kind == "file") {
+    const std::string log = path + "/log";
+    auto opened = FileStorage::open(log, ConfState{{1, 2, 3}}, ::access(log.c_str(), F_OK) != 0,
+                                    256u << 10);
+    if (!opened) return fail(opened.error().to_string());
+    storage = std::move(*opened);
+  } else {
+    return fail("unknown storage '" + kind + "'");
+  }
+  RaftLogStorage& s = *storage;
   HardState hs = s.hard_state();
   Term term = std::max(hs.term, *s.term(s.last_index())) + 1;  // a new "leader" per run
   while (true) {

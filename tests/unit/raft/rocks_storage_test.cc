@@ -3,13 +3,10 @@
 // random moments never loses a synced write or exposes a torn one.
 #include <doctest/doctest.h>
 
-#include <chrono>
-#include <cstring>
 #include <random>
 
 #include "common/raft/raft_node.h"
 #include "common/raft/rocks_storage.h"
-#include "tests/support/kill_child.h"
 #include "tests/unit/raft/rocks_fixture.h"
 
 namespace dfs::raft::testing {
@@ -17,23 +14,10 @@ namespace {
 
 const ConfState kConf{{1, 2, 3}};
 
-std::vector<Entry> make_entries(Index from, Index to, Term term) {
-  std::vector<Entry> out;
-  for (Index i = from; i <= to; ++i) {
-    out.push_back(Entry{term, i, EntryType::kNormal, "cmd" + std::to_string(i)});
-  }
-  return out;
-}
-
 std::unique_ptr<RocksStorage> open_log(rocksdb::DB* db, const std::string& prefix = "raft/1/") {
   auto s = RocksStorage::open(db, prefix, kConf);
   REQUIRE_MESSAGE(s.has_value(), s.error().to_string());
   return std::move(*s);
-}
-
-std::vector<Entry> all_entries(const RaftLogStorage& s) {
-  if (s.last_index() < s.first_index()) return {};
-  return s.entries(s.first_index(), s.last_index() + 1, UINT64_MAX);
 }
 
 }  // namespace
@@ -176,48 +160,6 @@ TEST_CASE("raft/rocks_storage: groups under different prefixes share one DB") {
   CHECK(b->snapshot().data == "b");
 }
 
-namespace {
-
-struct ChildRun {
-  std::optional<CrashAck> last_ack;
-  bool child_failed = false;
-};
-
-// Starts the child, kills it after `delay`, and collects the (last index, last term)
-// it reported after each sync (UINT64_MAX as the index reports a failure).
-ChildRun run_child_and_kill(const std::string& path, uint64_t seed,
-                            std::chrono::milliseconds delay) {
-  auto killed =
-      test::run_and_kill({DFS_RAFT_CRASH_CHILD, path, "3", std::to_string(seed)}, delay);
-  ChildRun run;
-  run.child_failed = !killed.died_of_kill;
-  for (size_t at = 0; at + sizeof(CrashAck) <= killed.reports.size(); at += sizeof(CrashAck)) {
-    CrashAck ack;
-    std::memcpy(&ack, killed.reports.data() + at, sizeof ack);
-    if (ack.last_index == UINT64_MAX) run.child_failed = true;
-    run.last_ack = ack;
-  }
-  return run;
-}
-
-// The reopened log is one the child could have synced: consecutive entries whose
-// contents match (index, term), terms never decreasing, commit within the log, the
-// snapshot's image matching its index.
-void check_consistent(const RocksStorage& s) {
-  const Snapshot& snap = s.snapshot();
-  CHECK(s.first_index() == snap.meta.index + 1);
-  if (snap.meta.index > 0) CHECK(snap.data == crash_image(snap.meta.index));
-  Term prev = snap.meta.term;
-  for (const Entry& e : all_entries(s)) {
-    CHECK(e.term >= prev);
-    CHECK(e.data == crash_entry_data(e.index, e.term));
-    prev = e.term;
-  }
-  CHECK(s.hard_state().commit <= s.last_index());
-  CHECK(s.hard_state().term >= prev);
-}
-
-}  // namespace
 
 TEST_CASE("raft/rocks_storage: kill -9 never loses a synced write nor tears a batch") {
   TempDir dir;
@@ -229,7 +171,7 @@ TEST_CASE("raft/rocks_storage: kill -9 never loses a synced write nor tears a ba
   for (int round = 0; round < 12; ++round) {
     INFO("round ", round);
     auto delay = std::chrono::milliseconds(40 + rng() % 160);
-    ChildRun run = run_child_and_kill(dir.path(), rng(), delay);
+    ChildRun run = run_child_and_kill(dir.path(), rng(), delay, "rocks");
     REQUIRE_MESSAGE(!run.child_failed, "the child failed; see its stderr");
     if (run.last_ack) floor = run.last_ack;
 
