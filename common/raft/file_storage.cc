@@ -20,6 +20,8 @@ namespace {
 constexpr size_t kBatchHeaderBytes = 16;
 constexpr uint32_t kBatchMagic = 0x4c534644;  // "DFSL"
 constexpr size_t kRecordHeaderBytes = 4;      // the record's length (kind and payload)
+// What one batch holds at most: its length is a u32, and ISA-L's CRC takes an int.
+constexpr size_t kMaxBatchBytes = INT32_MAX;
 
 void put_u32_le(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -95,7 +97,8 @@ bool whole_batch_after(std::string_view bytes, size_t from) {
 // Writes `bytes` as one batch to a new file beside `path` and syncs it. Returns the
 // open file or -1 with errno set (the new file removed).
 int write_new_file(const std::string& fresh, std::string_view bytes) {
-  int fd = ::open(fresh.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
+  // O_EXCL: another process's file of the same name is never written over.
+  int fd = ::open(fresh.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return -1;
   if (!write_all(fd, batch_header(bytes)) || !write_all(fd, bytes) || ::fdatasync(fd) != 0) {
     int saved = errno;
@@ -119,9 +122,17 @@ FileStorage::~FileStorage() {
 Result<std::unique_ptr<FileStorage>> FileStorage::open(std::string path, ConfState initial,
                                                        bool create, uint64_t rewrite_floor) {
   std::unique_ptr<FileStorage> s(new FileStorage(std::move(path), rewrite_floor));
-  const bool exists = ::access(s->path_.c_str(), F_OK) == 0;
+  struct stat st {};
+  const bool exists = ::stat(s->path_.c_str(), &st) == 0;
+  if (!exists && errno != ENOENT) {
+    return make_error(ErrorCode::kIoError, "looking for the raft log " + s->path_ + ": " +
+                                               errno_text());
+  }
   const std::string fresh = s->path_ + ".new";
-  ::unlink(fresh.c_str());  // a rewrite or create that a crash interrupted
+  // A rewrite or create that a crash interrupted.
+  if (::unlink(fresh.c_str()) != 0 && errno != ENOENT) {
+    return make_error(ErrorCode::kIoError, "removing " + fresh + ": " + errno_text());
+  }
   if (create) {
     if (exists) return make_error(ErrorCode::kAlreadyExists, "a raft log exists at " + s->path_);
     s->mem_ = MemStorage(std::move(initial));
@@ -135,10 +146,9 @@ Result<std::unique_ptr<FileStorage>> FileStorage::open(std::string path, ConfSta
       if (raced) return make_error(ErrorCode::kAlreadyExists, "a raft log exists at " + s->path_);
       return make_error(ErrorCode::kIoError, "creating the raft log " + s->path_ + ": " + why);
     }
-    ::unlink(fresh.c_str());
-    if (!sync_parent(s->path_)) {
-      return make_error(ErrorCode::kIoError, "syncing the directory of " + s->path_ + ": " +
-                                                 errno_text());
+    if (::unlink(fresh.c_str()) != 0 || !sync_parent(s->path_)) {
+      return make_error(ErrorCode::kIoError, "creating the raft log " + s->path_ + " (made, " +
+                                                 "its directory not synced): " + errno_text());
     }
     s->file_bytes_ = kBatchHeaderBytes + records.size();
     return s;
@@ -177,9 +187,14 @@ Status FileStorage::load(int fd) {
     if (!whole) {
       // The last sync's write, torn by a crash before it was synced, is at the end with
       // nothing whole after it. Anything else is damage to synced records: stop rather
-      // than cut acknowledged entries and votes off the log.
+      // than cut acknowledged entries and votes off the log. A valid header was reached
+      // from the batch before, so it is the last write's own when its body reaches the
+      // end of the file (whatever that body holds, client bytes included); without one,
+      // only a whole batch further on shows the damage is not the tail.
       const bool ends_the_file = fits && pos + kBatchHeaderBytes + header->length == all.size();
-      if ((fits && !ends_the_file) || whole_batch_after(all, pos)) {
+      const bool damaged_synced =
+          header ? fits && !ends_the_file : whole_batch_after(all, pos);
+      if (damaged_synced) {
         return corrupt(path_, "a damaged batch at byte " + std::to_string(pos) + " of " +
                                   std::to_string(all.size()) + ", with synced batches after it");
       }
@@ -204,9 +219,6 @@ Status FileStorage::load(int fd) {
     }
   }
   file_bytes_ = pos;
-  if (mem_.hard_state().commit > mem_.last_index()) {
-    return corrupt(path_, "commit index beyond the last entry");
-  }
   return ok_status();
 }
 
@@ -358,9 +370,14 @@ bool FileStorage::wants_rewrite() {
 
 Status FileStorage::rewrite() {
   const std::string records = live_records();
+  if (records.size() > kMaxBatchBytes) {
+    return make_error(ErrorCode::kIoError, "the live records exceed one batch");
+  }
   const std::string fresh = path_ + ".new";
   int fd = write_new_file(fresh, records);
-  if (fd < 0) return make_error(ErrorCode::kIoError, errno_text());  // the old file stands
+  if (fd < 0) {  // the old file stands
+    return make_error(ErrorCode::kIoError, "writing " + fresh + ": " + errno_text());
+  }
   if (::rename(fresh.c_str(), path_.c_str()) != 0) {
     std::string why = errno_text();
     ::close(fd);
@@ -386,8 +403,9 @@ Status FileStorage::fail(std::string what) {
 Status FileStorage::sync() {
   if (failed_) return *failed_;
   if (pending_.empty()) return ok_status();
-  if (pending_.size() > UINT32_MAX) return fail("a batch of " + std::to_string(pending_.size()) +
-                                                " bytes, above the format's 4 GiB");
+  if (pending_.size() > kMaxBatchBytes) {
+    return fail("a batch of " + std::to_string(pending_.size()) + " bytes, above 2 GiB");
+  }
   if (wants_rewrite()) {
     Status rewritten = rewrite();  // the live state holds every pending write
     if (!rewritten && failed_) return *failed_;

@@ -66,13 +66,20 @@ Result<std::unique_ptr<RankReplication>> RankReplication::open(ReplicationOption
   std::unique_ptr<RankReplication> r(new RankReplication(std::move(options), store, fs));
   const std::string& dir = r->options_.raft_dir;
   std::error_code ec;
-  if (!create && std::filesystem::exists(dir + "/CURRENT", ec)) {
+  const bool legacy = std::filesystem::exists(dir + "/CURRENT", ec);
+  if (ec) return make_error(ErrorCode::kIoError, "looking into " + dir + ": " + ec.message());
+  if (legacy && std::filesystem::exists(dir + "/log", ec)) {
+    return make_error(ErrorCode::kCorruption,
+                      dir + " holds both a RocksDB Raft log and a file one: which is the "
+                            "rank's log cannot be told");
+  }
+  if (!create && legacy) {
     r->legacy_db_ = DFS_TRY(open_legacy_log_db(dir));
     r->storage_ = DFS_TRY(raft::RocksStorage::open(r->legacy_db_.get(), kLogPrefix,
                                                    voters_of(r->options_)));
     spdlog::info("the rank's Raft log is the RocksDB in {} (made by an older version)", dir);
   } else {
-    if (create && std::filesystem::exists(dir + "/CURRENT", ec)) {
+    if (create && legacy) {
       return make_error(ErrorCode::kAlreadyExists, "a raft log already exists at " + dir);
     }
     if (create && !std::filesystem::create_directories(dir, ec) && ec) {
