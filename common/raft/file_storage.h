@@ -4,8 +4,8 @@
 // syncs the file: one write and one fdatasync per group commit, each entry's bytes
 // copied once and checksummed with ISA-L's CRC32C, where a RocksDB log would also put
 // them in a memtable, check them with the software CRC32C of Debian's portable build
-// and flush them into table files. Opening replays the records in order through a
-// MemStorage, which also serves the reads, as RocksStorage's mirror does.
+// and flush them into table files. Opening replays the records in order through the
+// in-memory mirror that serves the reads (MirroredStorage), as RocksStorage's does.
 //
 // Once the file holds more than twice what is live (entries compacted away, hard
 // states rewritten) and at least the rewrite floor, sync() writes the live state as one
@@ -32,12 +32,11 @@
 #include <memory>
 #include <string>
 
-#include "common/raft/mem_storage.h"
-#include "common/raft/storage.h"
+#include "common/raft/mirrored_storage.h"
 
 namespace dfs::raft {
 
-class FileStorage final : public RaftLogStorage {
+class FileStorage final : public MirroredStorage {
  public:
   // The file size below which the file is never rewritten.
   static constexpr uint64_t kRewriteFloor = 64u << 20;
@@ -54,15 +53,6 @@ class FileStorage final : public RaftLogStorage {
   ~FileStorage() override;
   FileStorage(const FileStorage&) = delete;
   FileStorage& operator=(const FileStorage&) = delete;
-
-  HardState hard_state() const override { return mem_.hard_state(); }
-  const Snapshot& snapshot() const override { return mem_.snapshot(); }
-  Index first_index() const override { return mem_.first_index(); }
-  Index last_index() const override { return mem_.last_index(); }
-  std::optional<Term> term(Index index) const override { return mem_.term(index); }
-  std::vector<Entry> entries(Index lo, Index hi, uint64_t max_bytes) const override {
-    return mem_.entries(lo, hi, max_bytes);
-  }
 
   void set_hard_state(const HardState& hs) override;
   void append(const std::vector<Entry>& entries) override;
@@ -98,7 +88,6 @@ class FileStorage final : public RaftLogStorage {
   std::string path_;
   uint64_t rewrite_floor_;
   int fd_ = -1;
-  MemStorage mem_;        // everything written, synced or not
   std::string pending_;   // records since the last sync
   uint64_t file_bytes_ = 0;
   uint64_t next_rewrite_check_ = 0;  // file size at which to weigh a rewrite again

@@ -25,10 +25,10 @@ Unexpected corrupt(const std::string& what) {
 
 RocksStorage::RocksStorage(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string prefix,
                            ConfState initial)
-    : db_(db),
+    : MirroredStorage(std::move(initial)),
+      db_(db),
       cf_(cf ? cf : db->DefaultColumnFamily()),
-      prefix_(std::move(prefix)),
-      mem_(std::move(initial)) {}
+      prefix_(std::move(prefix)) {}
 
 Result<std::unique_ptr<RocksStorage>> RocksStorage::open(rocksdb::DB* db, std::string prefix,
                                                          ConfState initial,

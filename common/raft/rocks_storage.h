@@ -1,9 +1,9 @@
-// RocksStorage: RaftLogStorage inside a RocksDB database that the caller owns (an MDS
-// rank's log beside its metadata, a monitor's log in its own DB), under a key prefix so
-// that several groups share one DB. Reads are served from an in-memory mirror of the
-// uncompacted log (a MemStorage, as etcd keeps its MemoryStorage); writes go to the
-// mirror and to one pending rocksdb::WriteBatch, which sync() writes with sync=true:
-// one fsync for everything the core wrote since the last sync (group commit).
+// RocksStorage: RaftLogStorage inside a RocksDB database that the caller owns (a
+// monitor's log in the DB of its map; an MDS rank's log made by older versions), under a
+// key prefix so that several groups share one DB. Reads are served from an in-memory
+// mirror of the uncompacted log (MirroredStorage); writes go to the mirror and to one
+// pending rocksdb::WriteBatch, which sync() writes with sync=true: one fsync for
+// everything the core wrote since the last sync (group commit).
 // Single owner (the group's executor); see sync() for the one cross-thread call.
 //
 // Why a key prefix rather than a column family: column families must all be named when
@@ -27,12 +27,11 @@
 #include <memory>
 #include <string>
 
-#include "common/raft/mem_storage.h"
-#include "common/raft/storage.h"
+#include "common/raft/mirrored_storage.h"
 
 namespace dfs::raft {
 
-class RocksStorage final : public RaftLogStorage {
+class RocksStorage final : public MirroredStorage {
  public:
   // Loads the group stored under `prefix` in `db` (column family `cf`, default when
   // null), or starts a fresh one whose configuration is `initial` (what is stored wins
@@ -43,15 +42,6 @@ class RocksStorage final : public RaftLogStorage {
   static Result<std::unique_ptr<RocksStorage>> open(rocksdb::DB* db, std::string prefix,
                                                     ConfState initial,
                                                     rocksdb::ColumnFamilyHandle* cf = nullptr);
-
-  HardState hard_state() const override { return mem_.hard_state(); }
-  const Snapshot& snapshot() const override { return mem_.snapshot(); }
-  Index first_index() const override { return mem_.first_index(); }
-  Index last_index() const override { return mem_.last_index(); }
-  std::optional<Term> term(Index index) const override { return mem_.term(index); }
-  std::vector<Entry> entries(Index lo, Index hi, uint64_t max_bytes) const override {
-    return mem_.entries(lo, hi, max_bytes);
-  }
 
   void set_hard_state(const HardState& hs) override;
   void append(const std::vector<Entry>& entries) override;
@@ -76,7 +66,6 @@ class RocksStorage final : public RaftLogStorage {
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* cf_;
   std::string prefix_;
-  MemStorage mem_;             // everything written, synced or not
   rocksdb::WriteBatch batch_;  // writes since the last sync
   std::optional<Error> failed_;
   uint64_t syncs_ = 0;
