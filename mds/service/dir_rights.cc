@@ -51,8 +51,10 @@ void DirRights::used(const std::string& client, uint64_t dir) {
 }
 
 DirRights::Holding* DirRights::holding(const std::string& holder, uint64_t ino) {
-  if (auto it = owners_.find(ino); it != owners_.end()) {
-    return it->second.owner == holder ? &it->second : nullptr;
+  // An inode another session owns may still be shared by `holder` (a share granted
+  // before the ownership): that share is what it holds.
+  if (auto it = owners_.find(ino); it != owners_.end() && it->second.owner == holder) {
+    return &it->second;
   }
   auto file = shares_.find(ino);
   if (file == shares_.end()) return nullptr;
@@ -123,7 +125,9 @@ void DirRights::reasserted(const std::string& client, const std::vector<uint64_t
                            const std::vector<uint64_t>& read_files) {
   size_t taken = 0, files_taken = 0, shares_taken = 0;
   for (uint64_t dir : dirs) {
-    if (owners_.count(dir) == 0 && created(client, dir)) ++taken;
+    // Not beside a share another session re-asserted first (a directory's names are
+    // shared like a file's pages).
+    if (owners_.count(dir) == 0 && shares_.count(dir) == 0 && created(client, dir)) ++taken;
   }
   for (uint64_t file : files) {
     if (owners_.count(file) == 0 && shares_.count(file) == 0 &&

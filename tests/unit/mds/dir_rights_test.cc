@@ -359,6 +359,25 @@ TEST_CASE("mds/dir_rights: read shares: many readers, recalled by a change, not 
   CHECK_FALSE(f.rights.shared_by_others("x", 54));
 }
 
+TEST_CASE("mds/dir_rights: a directory re-asserted as shared and as owned is not given to both") {
+  // After a takeover a reader re-asserts its share of a directory, then another session
+  // its ownership of it. Given both, a writer's claim recalled the share through the
+  // owner's record and the MDS crashed.
+  Fixture f;
+  f.rights.reasserted("b", {}, {}, {60});
+  f.rights.reasserted("a", {60}, {}, {});
+  CHECK(f.rights.shares("b", 60));
+  CHECK(f.rights.owned_by("a") == 0);
+  bool done = false;
+  f.claim_shares("c", 60, &done);
+  REQUIRE(f.sent.size() == 1);
+  CHECK(f.sent[0].client == "b");
+  f.rights.acknowledged("b", f.sent[0].seq);
+  f.poll();
+  CHECK(done);
+  CHECK_FALSE(f.rights.shares("b", 60));
+}
+
 TEST_CASE("mds/dir_rights: read shares count toward the bound and are recalled as the oldest") {
   Fixture f(8);  // recalled down to 7
   for (uint64_t file = 60; file < 68; ++file) REQUIRE(f.rights.shared("a", file));
