@@ -1,9 +1,8 @@
 // RankReplication: what makes an MDS one replica of a replicated metadata rank. It owns
-// the rank's Raft log (a file of its own beside the metadata store, raft_dir/log: a log
-// sync is one append and one fdatasync; a raft_dir that holds a RocksDB, as older
-// versions made, keeps its log there), the state machine that applies committed groups
-// to the store, and the Raft group; the MdsService serves clients only while this
-// replica leads (docs/architecture.md, "Replicated metadata ranks").
+// the rank's Raft log (its own RocksDB beside the metadata store, so a log sync is one
+// fsync of a small WAL), the state machine that applies committed groups to the store,
+// and the Raft group; the MdsService serves clients only while this replica leads
+// (docs/architecture.md, "Replicated metadata ranks").
 #pragma once
 
 #include <memory>
@@ -27,7 +26,7 @@ using RankReplica = raft::RaftMember;
 struct ReplicationOptions {
   raft::NodeId id = 0;                // this replica
   std::vector<RankReplica> replicas;  // all of them, this one included
-  std::string raft_dir;               // the Raft log's directory
+  std::string raft_dir;               // the Raft log's RocksDB
   Duration raft_tick{50};
   // The log is compacted every snapshot_every commit groups, keeping snapshot_keep
   // behind the compaction point for followers that lag; its image is the store itself
@@ -39,8 +38,8 @@ struct ReplicationOptions {
 
 class RankReplication {
  public:
-  // Creates the Raft log (with `create`) or opens it, and reads the state machine's
-  // applied index from `store`. Blocking: call before serving.
+  // Creates the Raft log's store (with `create`) or opens it, and reads the state
+  // machine's applied index from `store`. Blocking: call before serving.
   // Errors: kNotFound (no log and !create), kAlreadyExists, kIoError, kCorruption,
   // kInvalidArgument (this replica is not among `replicas`).
   static Result<std::unique_ptr<RankReplication>> open(ReplicationOptions options,
@@ -62,12 +61,11 @@ class RankReplication {
   const RankReplica* replica(raft::NodeId id) const;
 
  private:
-  RankReplication(ReplicationOptions options, MetaStore& store, const FsSettings& fs);
+  RankReplication(ReplicationOptions options, MetaStore& store, const FsSettings& fs,
+                  std::unique_ptr<rocksdb::DB> db);
 
   ReplicationOptions options_;
-  // The log until start() hands it to the group: in a file, or in a RocksDB (legacy_db_).
-  std::unique_ptr<raft::RaftLogStorage> storage_;
-  std::unique_ptr<rocksdb::DB> legacy_db_;
+  std::unique_ptr<rocksdb::DB> db_;
   MdsStateMachine sm_;
   std::unique_ptr<raft::RaftGroup> group_;
 };
