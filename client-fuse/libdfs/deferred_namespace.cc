@@ -283,9 +283,10 @@ bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest
   if (auto st = held(ino); st && st->dirty()) return false;
 
   proto::Timespec now = now_timespec();
-  proto::Creds caller;
-  creds.to_proto(&caller);
-  if (setxattr_only_touches_ctime(k->inode, request, caller)) {
+  proto::SetXattrRequest req = request;
+  auto* header = req.mutable_header();
+  creds.to_proto(header->mutable_creds());
+  if (setxattr_only_touches_ctime(k->inode, req, header->creds())) {
     // A change of the ctime alone: it joins the inode's deferred attribute change (one
     // entry at the MDS per file instead of two) rather than going as an entry itself.
     SetAttrArgs touch;
@@ -293,9 +294,6 @@ bool FileClient::defer_setxattr(const Creds& creds, const proto::SetXattrRequest
     touch.ctime = now;
     if (defer_setattr(creds, ino, touch)) return true;
   }
-  proto::SetXattrRequest req = request;
-  auto* header = req.mutable_header();
-  creds.to_proto(header->mutable_creds());
   *header->mutable_client_time() = now;
   proto::MdsLogEntry entry;
   *entry.mutable_setxattr() = req;

@@ -164,6 +164,12 @@ fill_names() {
   (cd "$1" && seq -f "stable-name-long-enough-to-fill-pages-%04g" 0 $(($2 - 1)) | xargs touch)
 }
 
+# http_get URL: the page at URL on stdout (daemons' Prometheus metrics).
+http_get() {
+  python3 -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "$1"
+}
+
 # dfs_cli ARGS...: the dfs command line against the test's cluster.
 dfs_cli() { "$build/tools/dfs/dfs" -c "$cluster/dfs.conf" --timeout 10 "$@"; }
 # active_mds: the daemon the map shows active for rank 0 (mds.a, mds.b...), or nothing

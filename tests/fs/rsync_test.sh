@@ -44,8 +44,7 @@ mds_entries() {
   local url total=0 n
   for log in "$cluster"/log/mds.*.log; do
     url="$(grep -o 'metrics for Prometheus at http://[^ ]*' "$log" | tail -1 | awk '{print $NF}')"
-    n="$(python3 -c 'import sys, urllib.request
-sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "$url" |
+    n="$(http_get "$url" |
       awk -v kind="kind=\"$1\"" 'index($0, "dfs_mds_commit_entries_by_kind_total{") == 1 &&
         index($0, kind) { s += $2 } END { print s + 0 }')"
     total=$((total + n))

@@ -34,8 +34,7 @@ scrape() {  # scrape SECTION: the daemon's /metrics page
     "$cluster/etc/dfs.conf")"
   host="${addr%:*}"
   port=$((${addr##*:} + 1000))
-  python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
-    "http://$host:$port/metrics"
+  http_get "http://$host:$port/metrics"
 }
 for daemon in mon.dfs1 osd.0 mds.dfs3; do
   page="$(scrape "$daemon")" || fail "no metrics from $daemon"
