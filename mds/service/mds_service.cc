@@ -584,9 +584,18 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   }
   // Items apply in order. A client's deferred changes (items that queue at the
   // committer at once) start together, in order, so they commit as one group; the item
-  // after them starts once they are applied (a read must see them).
+  // after them starts once they are applied (a read must see them). Releases among them
+  // (a mount lets go of each file it unlinks) join the run and are served once its group
+  // has applied and answered: a release logs nothing and only ends an open, which may
+  // always end later, but never before an item ahead of it has counted that open (a
+  // deferred create opens its file in its reply). Ending the run at a release instead
+  // made every item after it a group of its own: a Raft round per unlink of an rm -rf.
   int together = 0;
-  while (together < n && queues_at_once(batch.items(together))) ++together;
+  while (together < n && (queues_at_once(batch.items(together)) ||
+                          batch.items(together).method() == rpc::kMdsRelease)) {
+    ++together;
+  }
+  auto is_release = [&batch](int i) { return batch.items(i).method() == rpc::kMdsRelease; };
   // Owned directories the items touch, and shares of what they change, are recalled
   // first: an item waiting for a recall inside the group would let the items after it
   // commit ahead of it. The inodes of the entries they name count as changing until the
@@ -594,6 +603,7 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   auto group_change = changes_in_flight_.counter();
   if (together > 1) {
     for (int i = 0; i < together; ++i) {
+      if (is_release(i)) continue;
       const auto& item = batch.items(i);
       proto::MdsRequestHeader header;
       if (!read_request_header(item.body(), header)) continue;  // serve() refuses it
@@ -607,11 +617,22 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   if (together > 1) {
     std::vector<awaitable<Reply>> tasks;
     for (int i = 0; i < together; ++i) {
+      if (is_release(i)) continue;
       auto& item = *batch.mutable_items(i);
       tasks.push_back(
           serve(item.method(), std::move(*item.mutable_body()), conn, Claims::kChecked));
     }
-    results = co_await gather(std::move(tasks));
+    std::vector<Reply> applied = co_await gather(std::move(tasks));
+    size_t next_applied = 0;
+    for (int i = 0; i < together; ++i) {
+      if (!is_release(i)) {
+        results.push_back(std::move(applied[next_applied++]));
+        continue;
+      }
+      auto& item = *batch.mutable_items(i);
+      results.push_back(
+          co_await serve(item.method(), std::move(*item.mutable_body()), conn, Claims::kChecked));
+    }
   } else {
     together = 0;
   }

@@ -443,5 +443,74 @@ TEST_CASE("mds/deferred namespace: a batch of deferred changes applies in order 
   CHECK_FALSE(h.lookup(dir->ino(), ".t.1"));
 }
 
+// rm -rf of files this mount held: each deferred unlink is followed by the release of
+// the file, and the releases must not split the batch into a group per item (a Raft
+// round each on a replicated rank). Nor may a release be served before the create
+// ahead of it has counted its open: the orphan would then never be purged.
+TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batch one group") {
+  MdsHarness h;
+  auto dir = h.mkdir(kRootIno, "d");
+  DFS_REQUIRE_OK(dir);
+  auto range = alloc(h, 8);
+  DFS_REQUIRE_OK(range);
+  auto now = at(1700000300, 9);
+  proto::BatchRequest batch;
+  auto add = [&](uint32_t method, const google::protobuf::Message& m) {
+    auto* item = batch.add_items();
+    item->set_method(method);
+    item->set_body(m.SerializeAsString());
+  };
+  auto unlink = [&](const std::string& name) {
+    proto::UnlinkRequest req;
+    *req.mutable_header() = h.header();
+    *req.mutable_header()->mutable_client_time() = now;
+    req.set_parent(dir->ino());
+    req.set_name(name);
+    add(rpc::kMdsUnlink, req);
+  };
+  auto release = [&](uint64_t ino) {
+    proto::ReleaseRequest req;
+    *req.mutable_header() = h.header();
+    req.set_ino(ino);
+    add(rpc::kMdsRelease, req);
+  };
+  auto send = [&](int items) {
+    auto reply = h.call<proto::BatchReply>(rpc::kMdsBatch, batch);
+    DFS_REQUIRE_OK(reply);
+    REQUIRE(reply->results_size() == items);
+    for (const auto& r : reply->results()) CHECK_MESSAGE(r.code() == 0, r.message());
+    batch.clear_items();
+  };
+
+  const std::vector<std::string> names{"a", "b", "c"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    add(rpc::kMdsMknod, create_request(h, dir->ino(), names[i], range->first() + i, now));
+  }
+  send(3);
+  uint64_t groups_before = h.service().committer().stats().groups;
+  for (size_t i = 0; i < names.size(); ++i) {
+    unlink(names[i]);
+    release(range->first() + i);
+  }
+  send(6);
+  CHECK(h.service().committer().stats().groups == groups_before + 1);
+  CHECK(h.list(dir->ino()).empty());
+
+  // Created, released and unlinked in one batch.
+  add(rpc::kMdsMknod, create_request(h, dir->ino(), "e", range->first() + 4, now));
+  release(range->first() + 4);
+  unlink("e");
+  send(3);
+
+  h.run_for(Duration(100));
+  for (int i = 0; i < 200; ++i) {
+    auto fs = h.statfs();
+    REQUIRE(fs);
+    if (fs->orphans() == 0) return;
+    h.run_for(Duration(50));
+  }
+  FAIL("the unlinked files were not purged within 10 s");
+}
+
 }  // namespace
 }  // namespace dfs::mds::test
