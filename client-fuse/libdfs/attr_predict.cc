@@ -16,7 +16,8 @@ namespace dfs::client {
 
 Result<std::string> predict_entry(const proto::MdsLogEntry& entry,
                                   const std::vector<proto::Inode>& inodes,
-                                  const std::vector<SeedName>& names) {
+                                  const std::vector<SeedName>& names,
+                                  std::optional<uint32_t> inline_threshold) {
   auto store = mds::make_mem_meta_store();
   {
     mds::GroupTxn seed(*store);
@@ -33,7 +34,9 @@ Result<std::string> predict_entry(const proto::MdsLogEntry& entry,
   mds::GroupTxn txn(*store);
   txn.begin_entry();
   mds::ApplyEffects effects;
-  return mds::apply_entry(entry, mds::default_fs_settings(), txn, effects);
+  mds::FsSettings fs = mds::default_fs_settings();
+  if (inline_threshold) fs.inline_threshold = *inline_threshold;
+  return mds::apply_entry(entry, fs, txn, effects);
 }
 
 uint32_t mode_without_setid(uint32_t mode) { return mds::without_setid(mode); }
@@ -53,16 +56,17 @@ bool setxattr_only_touches_ctime(const proto::Inode& inode, const proto::SetXatt
 }
 
 Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::SetAttrRequest& req,
-                                     const proto::Timespec& now) {
+                                     const proto::Timespec& now,
+                                     std::optional<uint32_t> inline_threshold) {
   constexpr uint32_t kSetSize = 8;  // SetAttrRequest.valid bit (FUSE_SET_ATTR_SIZE)
-  if (req.valid() & kSetSize) {
+  if ((req.valid() & kSetSize) && !req.grow_only()) {
     return make_error(ErrorCode::kInvalidArgument, "a size change cannot be predicted");
   }
   proto::MdsLogEntry entry;
   *entry.mutable_setattr() = req;
   *entry.mutable_now() = now;
   entry.set_index(1);
-  auto reply_body = DFS_TRY(predict_entry(entry, {current}, {}));
+  auto reply_body = DFS_TRY(predict_entry(entry, {current}, {}, inline_threshold));
   proto::InodeReply reply;
   if (!reply.ParseFromString(reply_body)) {
     return make_error(ErrorCode::kInternal, "the setattr op returned no inode");

@@ -7,6 +7,7 @@
 // same attributes when the deferred request arrives (only the version differs).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,19 +29,25 @@ struct SeedName {
 // the op's serialized reply. A name not seeded does not exist. The caller must seed
 // everything the op reads that decides its outcome; what it cannot know (a full hash
 // bucket of a directory) makes the MDS fail where the prediction succeeded, which the
-// caller reports later. Errors: the op's own, as the MDS would report them.
+// caller reports later. `inline_threshold`: the file system's (the session says), where
+// the op's outcome depends on it; the MDS's default otherwise.
+// Errors: the op's own, as the MDS would report them.
 Result<std::string> predict_entry(const proto::MdsLogEntry& entry,
                                   const std::vector<proto::Inode>& inodes,
-                                  const std::vector<SeedName>& names);
+                                  const std::vector<SeedName>& names,
+                                  std::optional<uint32_t> inline_threshold = std::nullopt);
 
 // The MDS's rule for what a write by a caller other than root, or a chown, leaves of a
 // mode: without setuid, and without setgid with group-execute (mds/ops/inode_rules.h).
 uint32_t mode_without_setid(uint32_t mode);
 
-// `req` must not change the size (truncation needs the MDS's object work).
-// Errors: the op's own (kNotPermitted, ...), as the MDS would report them.
+// `req` changes the size only as grow_only (other truncation needs the MDS's object
+// work); then `current` must carry an inline file's data (any bytes of its size) and
+// `inline_threshold` be the file system's. Errors: the op's own (kNotPermitted, ...), as
+// the MDS would report them.
 Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::SetAttrRequest& req,
-                                     const proto::Timespec& now);
+                                     const proto::Timespec& now,
+                                     std::optional<uint32_t> inline_threshold = std::nullopt);
 
 // Whether `request`, a setxattr by `creds`, would change nothing of `inode` at the MDS
 // but its ctime: an access ACL that says no more than the mode does and leaves the mode

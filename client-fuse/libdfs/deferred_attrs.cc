@@ -60,6 +60,56 @@ std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino in
   return reply;
 }
 
+std::optional<proto::Inode> FileClient::defer_growth(const Creds& creds, Ino ino,
+                                                     const SetAttrArgs& args,
+                                                     const FileState* st) {
+  constexpr uint32_t kTimes = kSetAtime | kSetMtime | kSetAtimeNow | kSetMtimeNow | kSetCtime;
+  if (!defers_in(ino) || (args.valid & ~(kSetSize | kTimes)) != 0) return std::nullopt;
+  const Known* k = known(ino);
+  if (!k || !attrs_fresh(*k) || !S_ISREG(k->inode.mode()) || args.size < k->inode.size()) {
+    return std::nullopt;
+  }
+  const bool is_inline = k->inode.inline_();
+  // Past the threshold the MDS would move an inline file's bytes to object 0 first.
+  if (is_inline && args.size > inline_threshold() && k->inode.size() > 0) return std::nullopt;
+  // The held state must say what the MDS holds: nothing buffered or on its way to the
+  // OSDs, and an inline file's whole data (its bytes are what the change extends).
+  if (st && (st->has_unrecorded_writes() || st->is_inline != is_inline ||
+             (is_inline && st->inline_data.size() != k->inode.size()))) {
+    return std::nullopt;
+  }
+
+  proto::Timespec now = now_timespec();
+  proto::SetAttrRequest req = setattr_request(ino, args);
+  uint32_t valid = args.valid & ~(kSetAtimeNow | kSetMtimeNow);
+  if (args.valid & kSetAtimeNow) valid |= kSetAtime;
+  if (args.valid & kSetMtimeNow) valid |= kSetMtime;
+  req.set_valid(valid | kSetCtime);
+  *req.mutable_atime() = (args.valid & kSetAtimeNow) ? now : args.atime;
+  *req.mutable_mtime() = (args.valid & kSetMtimeNow) ? now : args.mtime;
+  *req.mutable_ctime() = (args.valid & kSetCtime) ? args.ctime : now;
+  req.set_grow_only(true);
+  auto* header = req.mutable_header();
+  creds.to_proto(header->mutable_creds());
+  *header->mutable_client_time() = now;  // the op's "now" (the mtime without kSetMtime)
+  proto::Inode seed = k->inode;
+  if (is_inline) seed.set_inline_data(st ? st->inline_data.data() : std::string(seed.size(), '\0'));
+  auto predicted = predict_setattr(seed, req, now, inline_threshold());
+  if (!predicted) return std::nullopt;  // let the MDS give its own error
+
+  queue_deferred<proto::InodeReply>(
+      rpc::kMdsSetAttr, std::move(req), creds, {}, {ino},
+      [this](const proto::InodeReply& r) { learn(r.inode()); },
+      [this, ino](const Error& error) {
+        if (is_gone(error)) return;  // removed since: its size does not matter
+        deferred_op_failed(error, {}, {ino});
+      });
+  proto::Inode known_after = *predicted;
+  known_after.clear_inline_data();
+  adopt_prediction(known_after);
+  return std::move(*predicted);
+}
+
 void FileClient::schedule_deferred_flush() {
   if (!deferred_flush_scheduled_ && !stopping_) {
     deferred_flush_scheduled_ = true;

@@ -320,6 +320,9 @@ template void FileClient::queue_deferred<proto::InodeReply>(
 template void FileClient::queue_deferred<proto::InodeReply>(
     uint32_t, proto::CommitWriteRequest, const Creds&, std::vector<Ino>, std::vector<Ino>,
     std::function<void(const proto::InodeReply&)>, std::function<void(const Error&)>);
+template void FileClient::queue_deferred<proto::InodeReply>(
+    uint32_t, proto::SetAttrRequest, const Creds&, std::vector<Ino>, std::vector<Ino>,
+    std::function<void(const proto::InodeReply&)>, std::function<void(const Error&)>);
 template void FileClient::queue_deferred<proto::Empty>(
     uint32_t, proto::ReleaseRequest, const Creds&, std::vector<Ino>, std::vector<Ino>,
     std::function<void(const proto::Empty&)>, std::function<void(const Error&)>);

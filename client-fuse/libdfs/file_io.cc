@@ -327,26 +327,34 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     DFS_CO_AWAIT_CHECK(unpin_data(st, creds));
     st->forget_cached_data();
   }
+  if (auto grown = defer_growth(creds, ino, args, st.get())) {
+    if (st) resized(*st, args.size, *grown);
+    grown->clear_inline_data();
+    overlay(*grown);
+    co_return std::move(*grown);
+  }
   DFS_CO_AWAIT_TRY(auto reply, mds_.call<proto::InodeReply>(
                                    rpc::kMdsSetAttr, setattr_request(ino, args), creds, true));
   proto::Inode inode = std::move(*reply.mutable_inode());
   learn(inode);
-  if (st) {
-    st->size = args.size;
-    if (inode.inline_()) st->mds_inline_bytes = inode.inline_data().size();
-    st->commit_end = std::min(st->commit_end, args.size);
-    st->finished_end = std::min(st->finished_end, args.size);
-    if (inode.ino() == ino) st->is_inline = inode.inline_();
-    if (st->is_inline) {
-      std::string data = inode.inline_data();
-      data.resize(args.size, '\0');
-      st->inline_data = InlineBuffer(std::move(data));
-    } else {
-      st->inline_data.clear();
-    }
-  }
+  if (st) resized(*st, args.size, inode);
   overlay(inode);
   co_return inode;
+}
+
+void FileClient::resized(FileState& st, uint64_t size, const proto::Inode& inode) {
+  st.size = size;
+  if (inode.inline_()) st.mds_inline_bytes = inode.inline_data().size();
+  st.commit_end = std::min(st.commit_end, size);
+  st.finished_end = std::min(st.finished_end, size);
+  if (inode.ino() == st.ino) st.is_inline = inode.inline_();
+  if (st.is_inline) {
+    std::string data = inode.inline_data();
+    data.resize(size, '\0');
+    st.inline_data = InlineBuffer(std::move(data));
+  } else {
+    st.inline_data.clear();
+  }
 }
 
 }  // namespace dfs::client

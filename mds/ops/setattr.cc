@@ -1,7 +1,8 @@
 // setattr: mode, owner, size and times, with the POSIX/Linux ownership rules (only the
 // owner or root chmods; a non-root owner may only change the group to one of its own;
 // chown clears setuid/setgid and capabilities; truncation kills privileges like a
-// write). Object truncation happened before the entry was logged (the service does it).
+// write). Object truncation happened before the entry was logged (the service does it),
+// except for a grow_only change, which the op refuses where it would need any.
 #include "common/proto/stable_bytes.h"
 #include "mds/ops/acl.h"
 #include "mds/ops/inode_rules.h"
@@ -72,8 +73,15 @@ Status apply_size(OpContext& ctx, const proto::SetAttrRequest& req, proto::Inode
   if (is_dir(inode)) return make_error(ErrorCode::kIsDirectory, "truncate of a directory");
   if (!is_reg(inode)) return make_error(ErrorCode::kInvalidArgument, "truncate of a special file");
   uint64_t size = req.size();
+  if (req.grow_only() && size < inode.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "a grow-only size change would shrink the file");
+  }
   if (inode.inline_()) {
     inline_data = DFS_TRY(take_inline_data(ctx.kv(), inode));
+    if (req.grow_only() && size > ctx.fs.inline_threshold && !inline_data.empty()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "a grow-only size change would move inline data to objects");
+    }
     if (size <= ctx.fs.inline_threshold) {
       inline_data.resize(size, '\0');
     } else {

@@ -75,7 +75,8 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
 }
 
 awaitable<MdsService::Reply> MdsService::on_setattr(proto::SetAttrRequest req) {
-  bool sized = req.valid() & kSetSize;
+  // A grow_only size change moves no data (its op refuses one that would).
+  bool sized = (req.valid() & kSetSize) && !req.grow_only();
   uint64_t ino = req.ino(), size = req.size();
   proto::MdsLogEntry entry;
   *entry.mutable_setattr() = std::move(req);

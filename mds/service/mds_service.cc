@@ -546,14 +546,14 @@ namespace {
 
 // Whether a batch item goes straight to the committer's queue when its handler starts,
 // with nothing awaited before (handle() -> dispatch -> submit): a setattr without a
-// size change and the ops that only log an entry. A client's deferred changes (setattrs,
-// creates, renames) are such items.
+// size change that moves data and the ops that only log an entry. A client's deferred
+// changes (setattrs, growing truncates, creates, renames) are such items.
 bool queues_at_once(const proto::BatchItem& item) {
   switch (item.method()) {
     case rpc::kMdsSetAttr: {
       proto::SetAttrRequest req;
       constexpr uint32_t kSetSize = 8;
-      return req.ParseFromString(item.body()) && !(req.valid() & kSetSize);
+      return req.ParseFromString(item.body()) && (!(req.valid() & kSetSize) || req.grow_only());
     }
     case rpc::kMdsMknod:
     case rpc::kMdsSymlink:

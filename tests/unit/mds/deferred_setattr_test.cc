@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "client-fuse/libdfs/attr_predict.h"
+#include "mds/ops/op_context.h"
 #include "mds_harness.h"
 
 namespace dfs::mds::test {
@@ -105,6 +106,106 @@ TEST_CASE("mds/deferred setattr: times alone keep the capability, a chgrp drops 
   check_sequence(0755, {change(0, kAtime | kMtime, 0, 0, 0, 300)});
   check_sequence(0755, {change(0, kMode, 0700, 0, 0, 301), change(0, kGid, 0, 0, 55, 302),
                         change(0, kMode, 02750, 0, 0, 303)});
+}
+
+// A growing truncate the client answers itself (grow_only): rsync -S ends a file with a
+// trailing hole so, while the kernel still holds its data. What the client predicts
+// from the inode (and an inline file's bytes) is what the MDS makes of it.
+TEST_CASE("mds/deferred setattr: a grow-only truncate is what the MDS makes of it") {
+  constexpr uint32_t kSize = 8;
+  const uint32_t threshold = default_fs_settings().inline_threshold;
+  MdsHarness h;
+  int n = 0;
+  // Grows `file` (holding `data` inline, or an object file of its size) to `size` by the
+  // client's rule and at the MDS, and compares.
+  auto grow = [&](const proto::Inode& file, const std::string& data, uint64_t size) {
+    INFO("inode ", file.ino(), " of ", file.size(), " bytes grown to ", size);
+    proto::SetAttrRequest req = change(file.ino(), kSize | kMtime, 0, 0, 0, 500 + ++n);
+    req.set_size(size);
+    req.set_grow_only(true);
+    *req.mutable_header() = h.header();
+    *req.mutable_header()->mutable_creds() = h.creds;
+    *req.mutable_header()->mutable_client_time() = req.ctime();
+    proto::Inode seed = file;
+    if (seed.inline_()) seed.set_inline_data(data);
+    auto predicted = client::predict_setattr(seed, req, req.ctime(), threshold);
+    DFS_REQUIRE_OK(predicted);
+    auto applied = h.call<proto::InodeReply>(rpc::kMdsSetAttr, req);
+    DFS_REQUIRE_OK(applied);
+    const proto::Inode& made = applied->inode();
+    check_same_attrs(*predicted, made);
+    CHECK(predicted->size() == size);
+    CHECK(made.size() == size);
+    CHECK(predicted->inline_() == made.inline_());
+    CHECK(predicted->inline_data() == made.inline_data());
+    return made;
+  };
+
+  auto empty = h.create(kRootIno, "empty");
+  DFS_REQUIRE_OK(empty);
+  CHECK(grow(*empty, "", 1000).inline_());
+  auto to_objects = h.create(kRootIno, "to-objects");
+  DFS_REQUIRE_OK(to_objects);
+  CHECK_FALSE(grow(*to_objects, "", threshold + 1).inline_());
+  auto small = h.create(kRootIno, "small");
+  DFS_REQUIRE_OK(small);
+  auto hello = h.write_inline(small->ino(), 0, "hello");
+  DFS_REQUIRE_OK(hello);
+  auto grown = grow(*hello, "hello", 4096);
+  CHECK(grown.inline_data() == "hello" + std::string(4091, '\0'));
+  auto big = h.create(kRootIno, "big");
+  DFS_REQUIRE_OK(big);
+  DFS_REQUIRE_OK(h.uninline(big->ino()));
+  auto objects = h.commit_write(big->ino(), 1 << 20);
+  DFS_REQUIRE_OK(objects);
+  grow(*objects, "", 3 << 20);
+
+  // What would need object work is refused, and changes nothing.
+  auto refused = [&](const proto::Inode& file, uint64_t size) {
+    proto::SetAttrRequest req = change(file.ino(), kSize, 0, 0, 0, 600);
+    req.set_size(size);
+    req.set_grow_only(true);
+    *req.mutable_header() = h.header();
+    DFS_REQUIRE_CODE(h.call<proto::InodeReply>(rpc::kMdsSetAttr, req), ErrorCode::kInvalidArgument);
+    auto after = h.getattr(file.ino());
+    DFS_REQUIRE_OK(after);
+    CHECK(after->size() == file.size());
+    CHECK(after->inline_() == file.inline_());
+  };
+  auto now_big = h.getattr(big->ino());
+  DFS_REQUIRE_OK(now_big);
+  refused(*now_big, 1 << 20);                 // a cut of objects
+  refused(grown, threshold + 1);              // inline bytes to object 0
+  refused(grown, 10);                         // an inline file cut
+
+  // In a batch it queues at once: one group with the changes around it.
+  uint64_t groups_before = h.service().committer().stats().groups;
+  proto::BatchRequest batch;
+  auto add = [&](const proto::SetAttrRequest& req) {
+    auto* item = batch.add_items();
+    item->set_method(rpc::kMdsSetAttr);
+    item->set_body(req.SerializeAsString());
+  };
+  proto::SetAttrRequest chmod = change(empty->ino(), kMode, 0600, 0, 0, 700);
+  *chmod.mutable_header() = h.header();
+  add(chmod);
+  proto::SetAttrRequest longer = change(empty->ino(), kSize, 0, 0, 0, 701);
+  longer.set_size(2000);
+  longer.set_grow_only(true);
+  *longer.mutable_header() = h.header();
+  add(longer);
+  proto::SetAttrRequest chmod_again = change(empty->ino(), kMode, 0640, 0, 0, 702);
+  *chmod_again.mutable_header() = h.header();
+  add(chmod_again);
+  auto reply = h.call<proto::BatchReply>(rpc::kMdsBatch, batch);
+  DFS_REQUIRE_OK(reply);
+  REQUIRE(reply->results_size() == 3);
+  for (const auto& r : reply->results()) CHECK_MESSAGE(r.code() == 0, r.message());
+  CHECK(h.service().committer().stats().groups == groups_before + 1);
+  auto after = h.getattr(empty->ino());
+  DFS_REQUIRE_OK(after);
+  CHECK(after->size() == 2000);
+  CHECK((after->mode() & 07777) == 0640);
 }
 
 TEST_CASE("mds/batch: items apply in order, fail alone, and a resend is deduplicated") {
