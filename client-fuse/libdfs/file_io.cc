@@ -85,6 +85,7 @@ awaitable<Result<uint64_t>> FileClient::write_data(std::shared_ptr<Handle> h, ui
       if (append) offset = st->size;
       if (st->is_inline && offset + length <= inline_threshold()) {
         st->inline_data.write(offset, data);
+        st->wrote(offset + length);
         st->size = st->inline_data.size();
         note_write(*st, *h, known_inode(known_, st->ino));
         co_return length;
@@ -93,8 +94,16 @@ awaitable<Result<uint64_t>> FileClient::write_data(std::shared_ptr<Handle> h, ui
         // An earlier acknowledged write to these bytes lands first.
         if (io_.overlaps_behind(*st, offset, length)) co_await io_.drain(st);
         st->readahead.clear();
+        const bool behind = from_page_cache && may_write_behind(*st, length);
+        if (behind && io_.join_behind(*st, offset, data)) {
+          st->wrote(offset + length);
+          st->size = std::max(st->size, offset + length);
+          note_write(*st, *h, known_inode(known_, st->ino));
+          co_return length;
+        }
+        st->wrote(offset + length);
         io_.write_started(*st);
-        if (from_page_cache && may_write_behind(*st, length)) {
+        if (behind) {
           st->size = std::max(st->size, offset + length);
           note_write(*st, *h, known_inode(known_, st->ino));
           io_.behind_started(*st, offset, length);
@@ -344,6 +353,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
 
 void FileClient::resized(FileState& st, uint64_t size, const proto::Inode& inode) {
   st.size = size;
+  st.high_water = std::min(st.high_water, size);  // the MDS cut what lay past it
   if (inode.inline_()) st.mds_inline_bytes = inode.inline_data().size();
   st.commit_end = std::min(st.commit_end, size);
   st.finished_end = std::min(st.finished_end, size);

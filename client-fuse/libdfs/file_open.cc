@@ -52,6 +52,7 @@ std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
   slot->layout = layout_of(inode);
   slot->is_inline = inode.inline_();
   slot->size = inode.size();
+  slot->wrote(inode.size());
   slot->mtime = inode.mtime();
   if (slot->is_inline) {
     std::string data = inode.inline_data();
@@ -501,8 +502,9 @@ awaitable<Status> FileClient::shutdown() {
   spdlog::info("listings, lookups and getattrs asked for ahead of deferred changes: {}",
                reads_ahead_of_deferred_);
   if (io_.behind_writes() > 0) {
-    spdlog::info("object writes acknowledged before the OSDs had them: {}, of them failed: {}",
-                 io_.behind_writes(), io_.behind_failures());
+    spdlog::info("object writes acknowledged before the OSDs had them: {}, of them failed: {}; "
+                 "writes that joined one across a hole: {}",
+                 io_.behind_writes(), io_.behind_failures(), io_.joined_writes());
   }
   if (walk_.data_enabled()) {
     spdlog::info("object files' data fetched ahead: {}, of them used: {}", walk_.data().fetched(),

@@ -9,6 +9,7 @@
 // reads and writes, exclusive for changes of where the data lives).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,9 +20,22 @@
 #include "client-fuse/libdfs/creds.h"
 #include "client-fuse/libdfs/inline_buffer.h"
 #include "client-fuse/libdfs/striping.h"
+#include "common/rpc/asio.h"
 #include "common/proto/mds.pb.h"
 
 namespace dfs::client {
+
+// A write-behind that has not left for the OSDs yet: the kernel writes a file back one
+// run of dirty pages at a time, and a file written with holes (rsync -S skips runs of
+// zeros) comes as many short runs. The writes that continue it within a short window
+// join it across the holes between them (ObjectIo::join_behind), and go as one.
+struct BehindGather {
+  BehindGather(asio::any_io_executor executor, uint64_t offset_, std::string data_)
+      : timer(executor), offset(offset_), data(std::move(data_)) {}
+  asio::steady_timer timer;  // the window; cancelled to send it at once
+  uint64_t offset;
+  std::string data;
+};
 
 // One prefetched piece of an object-backed file.
 struct Prefetch {
@@ -84,6 +98,14 @@ struct FileState {
   // Object writes acknowledged before the OSDs had them (write_behind.cc): their byte
   // ranges, offset to end. A write that overlaps one waits for it, so they land in order.
   std::multimap<uint64_t, uint64_t> behind;
+  // The write-behind still taking in the writes that continue it, if any.
+  std::shared_ptr<BehindGather> gather;
+  // No byte of the file at or past this offset is anything but zero, in its objects or
+  // on its way there: the size when the state was made, moved up by every write and
+  // down by a truncate. Kept while the mount is alone on the file (every write passes
+  // through it); a write-behind joins another across a hole only past it.
+  uint64_t high_water = 0;
+  void wrote(uint64_t end) { high_water = std::max(high_water, end); }
   bool clear_privileges = false;
   Creds writer;  // the credentials buffered writes are pushed with
   // Deferred pushes of this file's bytes not yet answered: the state, which holds the

@@ -166,6 +166,7 @@ void ObjectIo::write_ended(FileState& st, uint64_t end, bool written) {
 }
 
 awaitable<void> ObjectIo::drain(std::shared_ptr<FileState> st) {
+  if (auto gathering = std::exchange(st->gather, nullptr)) gathering->timer.cancel();
   while (st->object_writes_running > 0) {
     auto drained = st->writes_drained;
     co_await drained->wait();
@@ -179,6 +180,33 @@ bool ObjectIo::overlaps_behind(const FileState& st, uint64_t offset, uint64_t le
   return false;
 }
 
+bool ObjectIo::join_behind(FileState& st, uint64_t offset, std::string& data) {
+  BehindGather* gathering = st.gather.get();
+  if (!gathering) return false;
+  const uint64_t end = gathering->offset + gathering->data.size();
+  if (offset < end || end < st.high_water) return false;
+  const uint64_t hole = offset - end;
+  const uint64_t added = hole + data.size();
+  if (hole > kMaxGatherHole || gathering->data.size() + added > kMaxGatherBytes ||
+      !behind_fits(added)) {
+    return false;
+  }
+  auto [it, last] = st.behind.equal_range(gathering->offset);
+  while (it != last && it->second != end) ++it;
+  if (it == last) return false;  // not running behind (cannot happen: it registered)
+  const uint64_t new_end = offset + data.size();
+  it->second = new_end;
+  // The objects it reaches are holes no more, and a read running now learns nothing.
+  for (uint64_t index : objects_in_range(st.layout, end, new_end)) st.missing_objects.erase(index);
+  ++st.write_gen;
+  gathering->data.append(hole, '\0');
+  gathering->data.append(data);
+  data.clear();
+  behind_bytes_ += added;
+  ++joined_writes_;
+  return true;
+}
+
 void ObjectIo::behind_started(FileState& st, uint64_t offset, uint64_t length) {
   st.behind.emplace(offset, offset + length);
   behind_bytes_ += length;
@@ -187,6 +215,15 @@ void ObjectIo::behind_started(FileState& st, uint64_t offset, uint64_t length) {
 
 awaitable<void> ObjectIo::write_behind(std::shared_ptr<FileState> st, uint64_t offset,
                                        std::string data) {
+  if (options_.behind_gather_window.count() > 0) {
+    auto gathering =
+        std::make_shared<BehindGather>(co_await asio::this_coro::executor, offset, std::move(data));
+    st->gather = gathering;
+    gathering->timer.expires_after(options_.behind_gather_window);
+    co_await gathering->timer.async_wait(use_awaitable_tuple);
+    if (st->gather == gathering) st->gather.reset();
+    data = std::move(gathering->data);
+  }
   uint64_t length = data.size();
   Status written = co_await write(st, offset, std::move(data));
   behind_bytes_ -= length;

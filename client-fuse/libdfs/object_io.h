@@ -17,7 +17,11 @@
 //   - a hole found by a read is noted only if no write of the file began since the
 //     read did, nor FileState::forget_holes; a write forgets the holes it fills before
 //     it starts;
-//   - write-behind bytes in flight stay within Options::write_behind_bytes.
+//   - write-behind bytes in flight stay within Options::write_behind_bytes;
+//   - a write-behind waits `behind_gather_window` before it leaves, and a write that
+//     continues it past a hole joins it, the hole sent as zeros, only where the file
+//     holds nothing but zeros (the hole starts at FileState::high_water); the joined
+//     range is one running write-behind, so a later write into the hole waits for it.
 // Callers hold the file's io lock (FileState::io) as FileState describes: shared for
 // reads and writes, so a running write-behind holds it shared until it ends.
 //
@@ -40,7 +44,14 @@ class ObjectIo {
     uint64_t readahead_bytes = 8u << 20;  // sequential-read prefetch window (0: off)
     uint32_t max_parallel_objects = 16;   // object requests in flight per operation
     uint64_t write_behind_bytes = 64u << 20;  // write-behind bytes in flight at most
+    // How long a write-behind waits for the writes that continue it (0: it leaves at
+    // once). drain() sends it at once: fsync and reads do not wait for the window.
+    std::chrono::microseconds behind_gather_window{1000};
   };
+  // A write joins a gathering one across a hole of at most this many bytes, up to this
+  // many in all.
+  static constexpr uint64_t kMaxGatherHole = 64u << 10;
+  static constexpr uint64_t kMaxGatherBytes = 4u << 20;
   // The largest piece read ahead (the size of the largest FUSE read).
   static constexpr uint64_t kMaxPrefetchPiece = 1u << 20;
 
@@ -89,10 +100,16 @@ class ObjectIo {
   // ends with write_ended. A failure is kept in st->write_error for the file's next
   // flush or fsync to report, as a local file system reports a failed writeback.
   awaitable<void> write_behind(std::shared_ptr<FileState> st, uint64_t offset, std::string data);
+  // Whether the write of `data` at `offset` joined the file's gathering write-behind
+  // (then `data` has moved into it and the write is acknowledged): it starts at or past
+  // the gathering write's end, which is the file's high water, within kMaxGatherHole,
+  // and fits kMaxGatherBytes and the budget. Call before FileState::wrote for it.
+  bool join_behind(FileState& st, uint64_t offset, std::string& data);
 
   // For the unmount's log.
   uint64_t behind_writes() const { return behind_writes_; }
   uint64_t behind_failures() const { return behind_failures_; }
+  uint64_t joined_writes() const { return joined_writes_; }
 
  private:
   // Starts reading [from, from + window) of the file ahead of the reader.
@@ -107,6 +124,7 @@ class ObjectIo {
   uint64_t behind_bytes_ = 0;     // write-behind bytes not yet on the OSDs
   uint64_t behind_writes_ = 0;    // writes acknowledged early
   uint64_t behind_failures_ = 0;  // ... of which failed afterwards
+  uint64_t joined_writes_ = 0;    // writes that joined a gathering write-behind
 };
 
 }  // namespace dfs::client

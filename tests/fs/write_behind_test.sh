@@ -9,7 +9,9 @@
 #   - with every OSD down, write and close still return, and fsync fails (EIO) within
 #     op_timeout instead of claiming the data is safe; the file's next fsync after the
 #     OSDs are back succeeds and the file reads back whole;
-#   - the unmount log counts the writes acknowledged early.
+#   - a file written with holes (rsync -S: short runs the kernel writes back one by one,
+#     joined into fewer writes across the holes) reads back whole;
+#   - the unmount log counts the writes acknowledged early, and those that joined one.
 source "$(dirname "$0")/lib.sh"
 timeout_s=4
 
@@ -81,8 +83,29 @@ done
 echo 3 >/proc/sys/vm/drop_caches
 [ "$(sha256sum <"$mnt/away")" = "$want" ] || fail "the rewritten file reads back different bytes"
 
-step "unmount: the client counts the writes it acknowledged early"
+step "a file written with holes (rsync -S) reads back whole"
+python3 - "$work/holes" <<'PY'
+import random, sys
+r = random.Random(7)
+with open(sys.argv[1], "wb") as f:
+    for _ in range(300):
+        f.write(r.randbytes(r.choice([100, 3000, 4096, 9000, 30000])))
+        f.write(bytes(r.choice([0, 4096, 8192, 20000, 70000])))
+PY
+for i in 1 2 3; do
+  rsync -S "$work/holes" "$mnt/holes$i" || fail "rsync -S failed"
+done
+echo 3 >/proc/sys/vm/drop_caches
+for i in 1 2 3; do
+  cmp "$work/holes" "$mnt/holes$i" || fail "holes$i, written with holes, reads back different bytes"
+done
+
+step "unmount: the client counts the writes it acknowledged early, and those that joined one"
 remount
+joined="$(grep -o 'writes that joined one across a hole: [0-9]*' "$cluster/log/client.log" |
+  tail -1 | grep -o '[0-9]*$')"
+echo "writes that joined one across a hole: ${joined:-none}"
+[ "${joined:-0}" -gt 0 ] || fail "no write of the files written with holes joined another"
 line="$(grep -o 'object writes acknowledged before the OSDs had them: [0-9]*, of them failed: [0-9]*' \
   "$cluster/log/client.log" | tail -1)"
 echo "${line:-no line}"

@@ -2,12 +2,15 @@
 // and three dfs-osd processes on loopback. Striped writes and reads, holes remembered
 // only when the caller says it is alone on the file, readahead serving a sequential
 // reader, the size bookkeeping of running writes, and write-behind: its budget, its
-// overlaps, drain, and a failed write reported through the file's state.
+// overlaps, drain, a failed write reported through the file's state, and the writes
+// that join one across holes.
 #include <doctest/doctest.h>
 
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "client-fuse/libdfs/file_state.h"
 #include "client-fuse/libdfs/object_io.h"
@@ -153,6 +156,52 @@ TEST_CASE_FIXTURE(DataPoolCluster, "integration/object_io: a file's bytes in its
   CHECK(io.behind_failures() == 1);
   CHECK_FALSE(lost->commit_dirty);
   CHECK(io.behind_fits(1 << 20));
+
+  // Gathering: writes that continue a write-behind within its window join it across
+  // the holes between them (rsync -S), which go as zeros; not across a hole too wide,
+  // not one that overlaps it, and not where the file may hold bytes past it.
+  auto gather = [](ObjectIo& io, std::shared_ptr<FileState> st, std::string first,
+                   std::vector<std::pair<uint64_t, std::string>> next) -> awaitable<std::vector<bool>> {
+    io.write_started(*st);
+    io.behind_started(*st, 0, first.size());
+    st->wrote(first.size());
+    auto executor = co_await asio::this_coro::executor;
+    spawn_checked(executor, io.write_behind(st, 0, std::move(first)));
+    co_await asio::post(executor, asio::use_awaitable);  // it starts gathering
+    std::vector<bool> joined;
+    for (auto& [offset, bytes] : next) {
+      uint64_t end = offset + bytes.size();
+      joined.push_back(io.join_behind(*st, offset, bytes));
+      st->wrote(end);
+    }
+    co_await io.drain(st);
+    co_return joined;
+  };
+  auto gathered = new_file(0x600);
+  const std::string first = random_bytes(8192, 3), second = random_bytes(4096, 4),
+                    third = random_bytes(1000, 5);
+  const uint64_t far_off = 21000 + ObjectIo::kMaxGatherHole + 1;
+  auto joined = run(gather(io, gathered, first,
+                           {{12288, second}, {20000, third}, {far_off, std::string(100, 'f')}}));
+  CHECK(joined == std::vector<bool>{true, true, false});
+  CHECK(io.joined_writes() == 2);
+  CHECK(gathered->behind.empty());
+  CHECK(io.behind_fits(1 << 20));
+  CHECK(gathered->commit_end == 21000);  // the far write was never sent: not counted
+  gathered->size = 21000;
+  auto gathered_bytes = run(io.read(gathered, 0, 21000, true));
+  DFS_REQUIRE_OK(gathered_bytes);
+  CHECK(*gathered_bytes == first + std::string(4096, '\0') + second +
+                               std::string(20000 - 16384, '\0') + third);
+
+  auto overlapping = new_file(0x700);
+  joined = run(gather(io, overlapping, random_bytes(8192, 6), {{4096, std::string(100, 'o')}}));
+  CHECK(joined == std::vector<bool>{false});
+  auto written_before = new_file(0x800);
+  written_before->wrote(1 << 20);  // the file may hold bytes past the write: no hole is zero
+  joined = run(gather(io, written_before, random_bytes(4096, 7), {{8192, std::string(100, 'w')}}));
+  CHECK(joined == std::vector<bool>{false});
+  CHECK(io.joined_writes() == 2);
 }
 
 }  // namespace dfs::test
