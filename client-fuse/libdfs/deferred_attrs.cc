@@ -62,7 +62,7 @@ std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino in
 
 std::optional<proto::Inode> FileClient::defer_growth(const Creds& creds, Ino ino,
                                                      const SetAttrArgs& args,
-                                                     const FileState* st) {
+                                                     const std::shared_ptr<FileState>& st) {
   constexpr uint32_t kTimes = kSetAtime | kSetMtime | kSetAtimeNow | kSetMtimeNow | kSetCtime;
   if (!defers_in(ino) || (args.valid & ~(kSetSize | kTimes)) != 0) return std::nullopt;
   const Known* k = known(ino);
@@ -89,6 +89,7 @@ std::optional<proto::Inode> FileClient::defer_growth(const Creds& creds, Ino ino
   *req.mutable_mtime() = (args.valid & kSetMtimeNow) ? now : args.mtime;
   *req.mutable_ctime() = (args.valid & kSetCtime) ? args.ctime : now;
   req.set_grow_only(true);
+  req.set_inline_threshold(inline_threshold());
   auto* header = req.mutable_header();
   creds.to_proto(header->mutable_creds());
   *header->mutable_client_time() = now;  // the op's "now" (the mtime without kSetMtime)
@@ -97,12 +98,32 @@ std::optional<proto::Inode> FileClient::defer_growth(const Creds& creds, Ino ino
   auto predicted = predict_setattr(seed, req, now, inline_threshold());
   if (!predicted) return std::nullopt;  // let the MDS give its own error
 
+  const uint64_t from = k->inode.size(), to = args.size;
+  // The held state stays until the answer (as for a push): a refusal is repaired in it.
+  if (st) ++st->deferred_pushes;
   queue_deferred<proto::InodeReply>(
       rpc::kMdsSetAttr, std::move(req), creds, {}, {ino},
-      [this](const proto::InodeReply& r) { learn(r.inode()); },
-      [this, ino](const Error& error) {
+      [this, st](const proto::InodeReply& r) {
+        if (st) push_settled(*st, 0);
+        learn(r.inode());
+      },
+      [this, ino, st, from, to](const Error& error) {
+        if (st) push_settled(*st, 0);
         if (is_gone(error)) return;  // removed since: its size does not matter
-        deferred_op_failed(error, {}, {ino});
+        if (!st || held(ino) != st) return deferred_op_failed(error, {}, {ino});
+        // The held state says the file has grown: its next push makes it so (an inline
+        // file's zeros go as bytes, an object file's end as its size); a failure of that
+        // push is reported as any.
+        spdlog::warn("deferred growth of inode {:#x} to {} bytes refused ({}); the file's "
+                     "next push sends it", ino, to, error.to_string());
+        known_.mark_inexact(ino);
+        if (st->is_inline) {
+          st->inline_data.mark_dirty(std::min(from, st->inline_data.size()),
+                                     st->inline_data.size());
+        } else {
+          st->commit_dirty = true;
+          st->commit_end = std::max(st->commit_end, std::min(to, st->size));
+        }
       });
   proto::Inode known_after = *predicted;
   known_after.clear_inline_data();

@@ -33,7 +33,7 @@ void FileClient::on_evicted(const Error& why) {
   for (const auto& [fh, h] : files_.handles()) {
     if (h->state && (h->flags & O_ACCMODE) != O_RDONLY) open_for_writing.insert(h->ino);
   }
-  for (const auto& [ino, st] : files_.states()) st->forget_cached_data();
+  for (const auto& [ino, st] : files_.states()) st->others_may_write();
   auto lost_states = files_.drop_if([&open_for_writing](const FileState& st) {
     return st.has_unrecorded_writes() || st.deferred_pushes > 0 || st.write_error ||
            open_for_writing.count(st.ino);

@@ -160,7 +160,7 @@ awaitable<void> FileClient::give_up_rights(CacheRights::GiveUp give_up, std::str
     forget_exact_knowledge();  // it may change under us from now on
     for (auto& [ino, st] : files_.states()) {
       if (alone(ino)) continue;
-      st->forget_cached_data();  // others may write there from now on
+      st->others_may_write();
     }
     // Closed files kept lingering go now (their MDS opens included), so that the mount
     // that asked may be given them. A round that pushed nothing releases them after

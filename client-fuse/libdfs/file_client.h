@@ -215,7 +215,9 @@ class FileClient {
   awaitable<Result<proto::Inode>> lookup(Creds creds, Ino parent, std::string name);
   awaitable<Result<proto::Inode>> getattr(Creds creds, Ino ino);
   // A size change truncates or extends the file (the MDS removes objects past the new
-  // end before it records the size). Buffered writes are pushed first.
+  // end before it records the size). Buffered writes are pushed first. In exclusive mode
+  // an extension that moves no data, and root's chmod, chown and utimes, are answered
+  // here and sent later (deferred_attrs.cc); their failures reach the next fsync.
   awaitable<Result<proto::Inode>> setattr(Creds creds, Ino ino, SetAttrArgs args);
   // Any node type; `mode` carries the type and the final permission bits.
   awaitable<Result<proto::Inode>> mknod(Creds creds, Ino parent, std::string name, uint32_t mode,
@@ -514,8 +516,10 @@ class FileClient {
   // op's outcome and sent later as a grow_only SetAttr, in order with the other deferred
   // changes. rsync -S ends every file with a trailing hole so (lxc-create: 4,000 files).
   // The inode has its inline data, if any, from `st`. Nullopt: the synchronous path.
+  // A refusal (an MDS with another inline threshold) marks the growth dirty in `st`, so
+  // that its next push makes it; without a held state it is reported by the next fsync.
   std::optional<proto::Inode> defer_growth(const Creds& creds, Ino ino, const SetAttrArgs& args,
-                                           const FileState* st);
+                                           const std::shared_ptr<FileState>& st);
   // What a truncate to `size` leaves of the held state; `inode`: the file after it, with
   // an inline file's data (any bytes past `size` dropped, missing ones zero).
   void resized(FileState& st, uint64_t size, const proto::Inode& inode);

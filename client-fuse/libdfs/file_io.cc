@@ -147,6 +147,7 @@ awaitable<Result<uint64_t>> FileClient::reserve_append(std::shared_ptr<FileState
 }
 
 awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
+  io_.send_gathering(*st);  // the io lock waits for it
   co_await st->io.lock();
   WriteGuard guard(st->io);
   if (!st->is_inline) co_return ok_status();
@@ -326,6 +327,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     co_await st->flush_mu.lock();
     flush_guard.emplace(st->flush_mu);
     DFS_CO_AWAIT_CHECK(flush_locked(st));
+    io_.send_gathering(*st);  // the io lock waits for it
     co_await st->io.lock();
     io_guard.emplace(st->io);
     // Writes acknowledged before the truncate (write-behind) may have finished only while
@@ -336,7 +338,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     DFS_CO_AWAIT_CHECK(unpin_data(st, creds));
     st->forget_cached_data();
   }
-  if (auto grown = defer_growth(creds, ino, args, st.get())) {
+  if (auto grown = defer_growth(creds, ino, args, st)) {
     if (st) resized(*st, args.size, *grown);
     grown->clear_inline_data();
     overlay(*grown);

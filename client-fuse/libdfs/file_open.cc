@@ -48,11 +48,11 @@ std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
                  slot->deferred_pushes == 0;
   if (!slot) slot = files_.hold(inode.ino());
   else if (!refresh) return slot;
-  slot->forget_cached_data();
+  slot->others_may_write();
+  if (alone(inode.ino())) slot->high_water = inode.size();
   slot->layout = layout_of(inode);
   slot->is_inline = inode.inline_();
   slot->size = inode.size();
-  slot->wrote(inode.size());
   slot->mtime = inode.mtime();
   if (slot->is_inline) {
     std::string data = inode.inline_data();

@@ -100,10 +100,13 @@ struct FileState {
   std::multimap<uint64_t, uint64_t> behind;
   // The write-behind still taking in the writes that continue it, if any.
   std::shared_ptr<BehindGather> gather;
-  // No byte of the file at or past this offset is anything but zero, in its objects or
-  // on its way there: the size when the state was made, moved up by every write and
-  // down by a truncate. Kept while the mount is alone on the file (every write passes
-  // through it); a write-behind joins another across a hole only past it.
+  // Past this offset the file holds nothing but zeros (the bytes any read returns; an
+  // object may keep bytes past the recorded size that a crashed writer left), in its
+  // objects or on their way: the size when the state was made alone on the file, moved
+  // up by every write and down by a truncate. Unknown (the largest value) once another
+  // mount may have written (a state made or refreshed while shared, a recall, an
+  // eviction). A write-behind joins another across a hole only past it.
+  static constexpr uint64_t kUnknownHighWater = UINT64_MAX;
   uint64_t high_water = 0;
   void wrote(uint64_t end) { high_water = std::max(high_water, end); }
   bool clear_privileges = false;
@@ -141,6 +144,12 @@ struct FileState {
   void forget_cached_data() {
     readahead.clear();
     forget_holes();
+  }
+  // Another mount may write the file from now on: nothing cached of its data holds, and
+  // where its zeros begin is unknown.
+  void others_may_write() {
+    forget_cached_data();
+    high_water = kUnknownHighWater;
   }
   // Opened without an MDS open, from the whole file's data fetched ahead, which
   // readahead[0] holds while the state lives: its reads never reach the OSDs, so an

@@ -165,8 +165,12 @@ void ObjectIo::write_ended(FileState& st, uint64_t end, bool written) {
   st.writes_drained->set();
 }
 
+void ObjectIo::send_gathering(FileState& st) {
+  if (auto gathering = std::exchange(st.gather, nullptr)) gathering->timer.cancel();
+}
+
 awaitable<void> ObjectIo::drain(std::shared_ptr<FileState> st) {
-  if (auto gathering = std::exchange(st->gather, nullptr)) gathering->timer.cancel();
+  send_gathering(*st);
   while (st->object_writes_running > 0) {
     auto drained = st->writes_drained;
     co_await drained->wait();

@@ -105,6 +105,9 @@ class ObjectIo {
   // the gathering write's end, which is the file's high water, within kMaxGatherHole,
   // and fits kMaxGatherBytes and the budget. Call before FileState::wrote for it.
   bool join_behind(FileState& st, uint64_t offset, std::string& data);
+  // The file's gathering write-behind, if any, leaves now (its window is cut short):
+  // for whoever is about to wait for the file's writes.
+  void send_gathering(FileState& st);
 
   // For the unmount's log.
   uint64_t behind_writes() const { return behind_writes_; }

@@ -82,6 +82,11 @@ Status apply_size(OpContext& ctx, const proto::SetAttrRequest& req, proto::Inode
       return make_error(ErrorCode::kInvalidArgument,
                         "a grow-only size change would move inline data to objects");
     }
+    if (req.grow_only() &&
+        (size <= ctx.fs.inline_threshold) != (size <= req.inline_threshold())) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "a grow-only size change predicted with another inline threshold");
+    }
     if (size <= ctx.fs.inline_threshold) {
       inline_data.resize(size, '\0');
     } else {

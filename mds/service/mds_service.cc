@@ -596,12 +596,17 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
     ++together;
   }
   auto is_release = [&batch](int i) { return batch.items(i).method() == rpc::kMdsRelease; };
+  // A run of fewer than two changes is served item by item as any other request (the
+  // claims of one change are made as it is served, not ahead of a group).
+  int changes = 0;
+  for (int i = 0; i < together; ++i) changes += is_release(i) ? 0 : 1;
+  if (changes < 2) together = 0;
   // Owned directories the items touch, and shares of what they change, are recalled
   // first: an item waiting for a recall inside the group would let the items after it
   // commit ahead of it. The inodes of the entries they name count as changing until the
   // group has applied.
   auto group_change = changes_in_flight_.counter();
-  if (together > 1) {
+  if (together > 0) {
     for (int i = 0; i < together; ++i) {
       if (is_release(i)) continue;
       const auto& item = batch.items(i);
@@ -614,7 +619,7 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
     if (!serving_) co_return unexpected(standby_error());
   }
   std::vector<Reply> results;
-  if (together > 1) {
+  if (together > 0) {
     std::vector<awaitable<Reply>> tasks;
     for (int i = 0; i < together; ++i) {
       if (is_release(i)) continue;
@@ -633,8 +638,6 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
       results.push_back(
           co_await serve(item.method(), std::move(*item.mutable_body()), conn, Claims::kChecked));
     }
-  } else {
-    together = 0;
   }
   for (int i = together; i < n; ++i) {
     auto& item = *batch.mutable_items(i);

@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 
 #include "client-fuse/libdfs/attr_predict.h"
-#include "mds/ops/op_context.h"
 #include "mds_harness.h"
 
 namespace dfs::mds::test {
@@ -113,7 +112,7 @@ TEST_CASE("mds/deferred setattr: times alone keep the capability, a chgrp drops 
 // from the inode (and an inline file's bytes) is what the MDS makes of it.
 TEST_CASE("mds/deferred setattr: a grow-only truncate is what the MDS makes of it") {
   constexpr uint32_t kSize = 8;
-  const uint32_t threshold = default_fs_settings().inline_threshold;
+  const uint32_t threshold = MdsHarness::default_options().fs.inline_threshold;
   MdsHarness h;
   int n = 0;
   // Grows `file` (holding `data` inline, or an object file of its size) to `size` by the
@@ -123,6 +122,7 @@ TEST_CASE("mds/deferred setattr: a grow-only truncate is what the MDS makes of i
     proto::SetAttrRequest req = change(file.ino(), kSize | kMtime, 0, 0, 0, 500 + ++n);
     req.set_size(size);
     req.set_grow_only(true);
+    req.set_inline_threshold(threshold);
     *req.mutable_header() = h.header();
     *req.mutable_header()->mutable_creds() = h.creds;
     *req.mutable_header()->mutable_client_time() = req.ctime();
@@ -161,11 +161,14 @@ TEST_CASE("mds/deferred setattr: a grow-only truncate is what the MDS makes of i
   grow(*objects, "", 3 << 20);
 
   // What would need object work is refused, and changes nothing.
-  auto refused = [&](const proto::Inode& file, uint64_t size) {
+  auto refused = [&](const proto::Inode& file, uint64_t size, uint32_t predicted_with) {
     proto::SetAttrRequest req = change(file.ino(), kSize, 0, 0, 0, 600);
     req.set_size(size);
     req.set_grow_only(true);
+    req.set_inline_threshold(predicted_with);
     *req.mutable_header() = h.header();
+    INFO("inode ", file.ino(), " of ", file.size(), " bytes to ", size, ", predicted with ",
+         predicted_with);
     DFS_REQUIRE_CODE(h.call<proto::InodeReply>(rpc::kMdsSetAttr, req), ErrorCode::kInvalidArgument);
     auto after = h.getattr(file.ino());
     DFS_REQUIRE_OK(after);
@@ -174,9 +177,13 @@ TEST_CASE("mds/deferred setattr: a grow-only truncate is what the MDS makes of i
   };
   auto now_big = h.getattr(big->ino());
   DFS_REQUIRE_OK(now_big);
-  refused(*now_big, 1 << 20);                 // a cut of objects
-  refused(grown, threshold + 1);              // inline bytes to object 0
-  refused(grown, 10);                         // an inline file cut
+  refused(*now_big, 1 << 20, threshold);      // a cut of objects
+  refused(grown, threshold + 1, threshold);   // inline bytes to object 0
+  refused(grown, 10, threshold);              // an inline file cut
+  // Predicted with another threshold: the client thought it would stay inline.
+  auto other = h.create(kRootIno, "other-threshold");
+  DFS_REQUIRE_OK(other);
+  refused(*other, threshold + 1, threshold * 2);
 
   // In a batch it queues at once: one group with the changes around it.
   uint64_t groups_before = h.service().committer().stats().groups;
@@ -192,6 +199,7 @@ TEST_CASE("mds/deferred setattr: a grow-only truncate is what the MDS makes of i
   proto::SetAttrRequest longer = change(empty->ino(), kSize, 0, 0, 0, 701);
   longer.set_size(2000);
   longer.set_grow_only(true);
+  longer.set_inline_threshold(threshold);
   *longer.mutable_header() = h.header();
   add(longer);
   proto::SetAttrRequest chmod_again = change(empty->ino(), kMode, 0640, 0, 0, 702);
