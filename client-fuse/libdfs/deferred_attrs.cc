@@ -21,6 +21,22 @@ constexpr uint32_t kDeferrable = kSetMode | kSetUid | kSetGid | kSetAtime | kSet
 // How long a change may wait for a request to ride along with before it goes alone.
 constexpr Duration kDeferredDelay{20};
 
+// `args` as a request the MDS applies exactly as predicted: "now" becomes this client's
+// clock `now`, stated in the request, ctime included. `valid`: the fields it sets, as
+// absolute values, with kSetCtime only where `args` set the ctime itself.
+proto::SetAttrRequest stated_setattr(Ino ino, const SetAttrArgs& args, const proto::Timespec& now,
+                                     uint32_t& valid) {
+  proto::SetAttrRequest req = setattr_request(ino, args);
+  valid = args.valid & ~(kSetAtimeNow | kSetMtimeNow);
+  if (args.valid & kSetAtimeNow) valid |= kSetAtime;
+  if (args.valid & kSetMtimeNow) valid |= kSetMtime;
+  req.set_valid(valid | kSetCtime);
+  *req.mutable_atime() = (args.valid & kSetAtimeNow) ? now : args.atime;
+  *req.mutable_mtime() = (args.valid & kSetMtimeNow) ? now : args.mtime;
+  *req.mutable_ctime() = (args.valid & kSetCtime) ? args.ctime : now;
+  return req;
+}
+
 }  // namespace
 
 std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino ino,
@@ -33,17 +49,9 @@ std::optional<proto::Inode> FileClient::defer_setattr(const Creds& creds, Ino in
   // Buffered writes go first (their push sets the mtime): the synchronous path.
   if (auto st = held(ino); st && st->dirty()) return std::nullopt;
 
-  // "Now" becomes this client's clock, stated in the request, ctime included, so that
-  // the MDS applies exactly what was predicted.
   proto::Timespec now = now_timespec();
-  proto::SetAttrRequest req = setattr_request(ino, args);
-  uint32_t valid = args.valid & ~(kSetAtimeNow | kSetMtimeNow);
-  if (args.valid & kSetAtimeNow) valid |= kSetAtime;
-  if (args.valid & kSetMtimeNow) valid |= kSetMtime;
-  req.set_valid(valid | kSetCtime);
-  *req.mutable_atime() = (args.valid & kSetAtimeNow) ? now : args.atime;
-  *req.mutable_mtime() = (args.valid & kSetMtimeNow) ? now : args.mtime;
-  *req.mutable_ctime() = (args.valid & kSetCtime) ? args.ctime : now;
+  uint32_t valid = 0;
+  proto::SetAttrRequest req = stated_setattr(ino, args, now, valid);
   creds.to_proto(req.mutable_header()->mutable_creds());
   auto predicted = predict_setattr(k->inode, req, now);
   if (!predicted) return std::nullopt;  // let the MDS give its own error
@@ -80,14 +88,8 @@ std::optional<proto::Inode> FileClient::defer_growth(const Creds& creds, Ino ino
   }
 
   proto::Timespec now = now_timespec();
-  proto::SetAttrRequest req = setattr_request(ino, args);
-  uint32_t valid = args.valid & ~(kSetAtimeNow | kSetMtimeNow);
-  if (args.valid & kSetAtimeNow) valid |= kSetAtime;
-  if (args.valid & kSetMtimeNow) valid |= kSetMtime;
-  req.set_valid(valid | kSetCtime);
-  *req.mutable_atime() = (args.valid & kSetAtimeNow) ? now : args.atime;
-  *req.mutable_mtime() = (args.valid & kSetMtimeNow) ? now : args.mtime;
-  *req.mutable_ctime() = (args.valid & kSetCtime) ? args.ctime : now;
+  uint32_t valid = 0;
+  proto::SetAttrRequest req = stated_setattr(ino, args, now, valid);
   req.set_grow_only(true);
   req.set_inline_threshold(inline_threshold());
   auto* header = req.mutable_header();

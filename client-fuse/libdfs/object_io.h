@@ -49,9 +49,11 @@ class ObjectIo {
     std::chrono::microseconds behind_gather_window{1000};
   };
   // A write joins a gathering one across a hole of at most this many bytes, up to this
-  // many in all.
+  // many in all: no more than the largest FUSE write, so that no OSD write grows past
+  // what a write could send before (a replica on a slow link must take it within the
+  // OSDs' replica timeout).
   static constexpr uint64_t kMaxGatherHole = 64u << 10;
-  static constexpr uint64_t kMaxGatherBytes = 4u << 20;
+  static constexpr uint64_t kMaxGatherBytes = 1u << 20;
   // The largest piece read ahead (the size of the largest FUSE read).
   static constexpr uint64_t kMaxPrefetchPiece = 1u << 20;
 
