@@ -22,16 +22,22 @@ namespace {
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
-// Binds a loopback socket to port 0 and returns the socket and its port; the caller
-// closes the sockets once every port is picked, so that no port is picked twice.
+// Binds a loopback socket to port 0 with SO_REUSEADDR and returns it with its port. The
+// socket never listens: a daemon given the port binds beside it (the daemons' servers
+// set SO_REUSEADDR too) while no other bind or outgoing connection can take the port.
+// Held for the cluster's life, it keeps a daemon's port its own while the daemon starts,
+// and while it is down; a port closed before its daemon listened could be handed to a
+// test running in parallel, whose daemon then answered in ours' place.
 std::pair<int, uint16_t> reserve_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int on = 1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
   socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+  if (fd < 0 || ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     std::perror("reserving a loopback port");
     std::abort();
@@ -87,27 +93,22 @@ const char* cli_binary() { return DFS_CLI_BIN; }
 
 TestCluster::TestCluster(ClusterOptions options)
     : options_(std::move(options)), dir_(make_temp_dir()), conf_path_(dir_ + "/dfs.conf") {
-  std::vector<int> held;
-  auto pick = [&held] {
+  auto add = [this](std::string name, std::vector<std::string> argv) {
     auto [fd, port] = reserve_port();
-    held.push_back(fd);
-    return "127.0.0.1:" + std::to_string(port);
-  };
-  auto add = [this](std::string name, std::vector<std::string> argv, std::string addr) {
     Daemon d;
     d.name = name;
     d.argv = std::move(argv);
-    d.addr = std::move(addr);
+    d.addr = "127.0.0.1:" + std::to_string(port);
+    d.port_hold = fd;
     daemons_.emplace(std::move(name), std::move(d));
   };
   for (int i = 0; i < options_.mons; ++i) {
     std::string name = mon_name(i);
-    add(name, {mon_binary(), "-c", conf_path_, "-i", name.substr(4)}, pick());
+    add(name, {mon_binary(), "-c", conf_path_, "-i", name.substr(4)});
   }
   for (int id = 0; id < options_.osds; ++id) {
-    add(osd_name(id), {osd_binary(), "-c", conf_path_, "-i", std::to_string(id)}, pick());
+    add(osd_name(id), {osd_binary(), "-c", conf_path_, "-i", std::to_string(id)});
   }
-  for (int fd : held) ::close(fd);
   write_conf();
 }
 
@@ -122,6 +123,7 @@ TestCluster::~TestCluster() {
       std::fprintf(stderr, "TestCluster: %s (pid %d) did not die\n", name.c_str(), d.pid);
     d.pid = -1;
   }
+  for (auto& [name, d] : daemons_) ::close(d.port_hold);
   if (failing) dump_logs_for_failure();
   if (std::getenv("DFS_KEEP_TEST_DIR")) {
     std::fprintf(stderr, "TestCluster: kept %s\n", dir_.c_str());
@@ -223,7 +225,7 @@ Result<int> TestCluster::add_osd(Duration timeout) {
   d.name = osd_name(id);
   d.argv = {osd_binary(), "-c", conf_path_, "-i", std::to_string(id)};
   d.addr = "127.0.0.1:" + std::to_string(port);
-  ::close(fd);
+  d.port_hold = fd;
   Daemon& added = daemons_.emplace(d.name, std::move(d)).first->second;
   ++options_.osds;
   write_conf();

@@ -115,6 +115,7 @@ class TestCluster {
     std::string name;
     std::vector<std::string> argv;  // without --mkfs
     std::string addr;
+    int port_hold = -1;     // a socket bound to addr's port for the cluster's life
     pid_t pid = -1;         // -1: not running
     std::string last_exit;  // how it last ended
     bool killed_by_test = false;
