@@ -264,21 +264,23 @@ Status TestCluster::spawn(Daemon& d) {
   return ok_status();
 }
 
-// Ready once it listens; a daemon that dies on start is reported here.
+// Ready once it listens; a daemon that dies on start is reported here. Whether it runs is
+// asked after the probe, so that a daemon that died is never taken for listening.
 Status TestCluster::wait_listening(Daemon& d) {
   auto deadline = SteadyClock::now() + milliseconds(15000);
-  while (!accepts_connections(d.addr)) {
+  for (;;) {
+    bool listening = accepts_connections(d.addr);
     if (!is_running(d.name)) {
       return make_error(ErrorCode::kInternal, d.name + " " + d.last_exit + " on start; output:\n" +
                                                   read_file(dir_ + "/" + d.name + ".out") +
                                                   "log:\n" + tail(log_of(d.name), 20));
     }
+    if (listening) return ok_status();
     if (SteadyClock::now() > deadline) {
       return make_error(ErrorCode::kTimeout, d.name + " does not listen on " + d.addr);
     }
     std::this_thread::sleep_for(milliseconds(20));
   }
-  return ok_status();
 }
 
 Status TestCluster::kill(const std::string& name, int signal) {
