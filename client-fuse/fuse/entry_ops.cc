@@ -48,6 +48,15 @@ proto::Timespec to_proto(const struct timespec& t) {
   return out;
 }
 
+// FUSE's bits go to the MDS as they are: SetAttrRequest.valid is defined with their values.
+static_assert(FUSE_SET_ATTR_MODE == client::kSetMode && FUSE_SET_ATTR_UID == client::kSetUid &&
+              FUSE_SET_ATTR_GID == client::kSetGid && FUSE_SET_ATTR_SIZE == client::kSetSize &&
+              FUSE_SET_ATTR_ATIME == client::kSetAtime &&
+              FUSE_SET_ATTR_MTIME == client::kSetMtime &&
+              FUSE_SET_ATTR_ATIME_NOW == client::kSetAtimeNow &&
+              FUSE_SET_ATTR_MTIME_NOW == client::kSetMtimeNow &&
+              FUSE_SET_ATTR_CTIME == client::kSetCtime);
+
 void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
   constexpr uint32_t kKnown = FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
                               FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |

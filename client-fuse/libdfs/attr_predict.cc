@@ -58,8 +58,7 @@ bool setxattr_only_touches_ctime(const proto::Inode& inode, const proto::SetXatt
 Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::SetAttrRequest& req,
                                      const proto::Timespec& now,
                                      std::optional<uint32_t> inline_threshold) {
-  constexpr uint32_t kSetSize = 8;  // SetAttrRequest.valid bit (FUSE_SET_ATTR_SIZE)
-  if ((req.valid() & kSetSize) && !req.grow_only()) {
+  if ((req.valid() & proto::SET_ATTR_SIZE) && !req.grow_only()) {
     return make_error(ErrorCode::kInvalidArgument, "a size change cannot be predicted");
   }
   proto::MdsLogEntry entry;

@@ -123,8 +123,7 @@ std::optional<proto::Inode> FileClient::defer_growth(const Creds& creds, Ino ino
           st->inline_data.mark_dirty(std::min(from, st->inline_data.size()),
                                      st->inline_data.size());
         } else {
-          st->commit_dirty = true;
-          st->commit_end = std::max(st->commit_end, std::min(to, st->size));
+          st->recommit({std::min(to, st->size)});
         }
       });
   proto::Inode known_after = *predicted;

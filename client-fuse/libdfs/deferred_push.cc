@@ -109,18 +109,15 @@ bool FileClient::defer_inline_push(const std::shared_ptr<FileState>& st) {
 bool FileClient::defer_commit(const std::shared_ptr<FileState>& st) {
   const Known* k = push_deferrable(*st);
   if (!k || st->is_inline || !st->commit_dirty) return false;
-  uint64_t end = st->commit_end;
-  bool clear = st->clear_privileges;
   proto::CommitWriteRequest request;
   request.set_ino(st->ino);
-  request.set_end(end);
+  request.set_end(st->commit_end);
   *request.mutable_mtime() = st->mtime;
-  request.set_clear_privileges(clear);
+  request.set_clear_privileges(st->clear_privileges);
   auto predicted = predict_push(request, st->writer, k->inode);
   if (!predicted) return false;
 
-  st->commit_dirty = false;
-  st->clear_privileges = false;
+  FileState::CommitRecord record = st->take_commit();
   ++st->deferred_pushes;
   queue_deferred<proto::InodeReply>(
       rpc::kMdsCommitWrite, std::move(request), st->writer, {}, {st->ino},
@@ -128,14 +125,11 @@ bool FileClient::defer_commit(const std::shared_ptr<FileState>& st) {
         push_settled(*st, 0);
         learn(r.inode());
       },
-      [this, st, end, clear](const Error& error) {
+      [this, st, record](const Error& error) {
         push_settled(*st, 0);
         if (is_gone(error)) return;
         deferred_op_failed(error, {}, {st->ino});
-        if (held(st->ino) != st) return;
-        st->commit_dirty = true;
-        st->commit_end = std::max(st->commit_end, end);
-        st->clear_privileges = st->clear_privileges || clear;
+        if (held(st->ino) == st) st->recommit(record);
       });
   adopt_prediction(*predicted);
   return true;

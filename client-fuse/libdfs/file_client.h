@@ -80,17 +80,17 @@ struct FileClientOptions {
   uint64_t data_ahead_bytes = 32u << 20;
 };
 
-// Which SetAttr fields apply; the values of the FUSE_SET_ATTR_* bits (mds.proto).
+// Which SetAttr fields apply (mds.proto's SetAttrBit, FUSE's FUSE_SET_ATTR_* values).
 enum SetAttrField : uint32_t {
-  kSetMode = 1,
-  kSetUid = 2,
-  kSetGid = 4,
-  kSetSize = 8,
-  kSetAtime = 16,
-  kSetMtime = 32,
-  kSetAtimeNow = 128,
-  kSetMtimeNow = 256,
-  kSetCtime = 1024,
+  kSetMode = proto::SET_ATTR_MODE,
+  kSetUid = proto::SET_ATTR_UID,
+  kSetGid = proto::SET_ATTR_GID,
+  kSetSize = proto::SET_ATTR_SIZE,
+  kSetAtime = proto::SET_ATTR_ATIME,
+  kSetMtime = proto::SET_ATTR_MTIME,
+  kSetAtimeNow = proto::SET_ATTR_ATIME_NOW,
+  kSetMtimeNow = proto::SET_ATTR_MTIME_NOW,
+  kSetCtime = proto::SET_ATTR_CTIME,
 };
 
 // rename() flags (as renameat2).

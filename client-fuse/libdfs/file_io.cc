@@ -95,13 +95,14 @@ awaitable<Result<uint64_t>> FileClient::write_data(std::shared_ptr<Handle> h, ui
         if (io_.overlaps_behind(*st, offset, length)) co_await io_.drain(st);
         st->readahead.clear();
         const bool behind = from_page_cache && may_write_behind(*st, length);
-        if (behind && io_.join_behind(*st, offset, data)) {
-          st->wrote(offset + length);
+        // Joining asks the high water from before this write.
+        const bool joined = behind && io_.join_behind(*st, offset, data);
+        st->wrote(offset + length);
+        if (joined) {
           st->size = std::max(st->size, offset + length);
           note_write(*st, *h, known_inode(known_, st->ino));
           co_return length;
         }
-        st->wrote(offset + length);
         io_.write_started(*st);
         if (behind) {
           st->size = std::max(st->size, offset + length);
@@ -182,8 +183,7 @@ awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
       st->write_error = written.error();
       co_return unexpected(std::move(written).error());
     }
-    st->commit_dirty = true;
-    st->commit_end = std::max(st->commit_end, local_size);
+    st->recommit({local_size});
   }
   co_return ok_status();
 }
@@ -243,15 +243,12 @@ awaitable<Status> FileClient::flush_locked(std::shared_ptr<FileState> st, bool* 
 awaitable<Status> FileClient::commit_size_locked(std::shared_ptr<FileState> st,
                                                  bool* made_durable) {
   if (st->commit_dirty && (made_durable || !defer_commit(st))) {
-    uint64_t end = st->commit_end;
-    bool clear = st->clear_privileges;
-    st->commit_dirty = false;
-    st->clear_privileges = false;
+    FileState::CommitRecord record = st->take_commit();
     proto::CommitWriteRequest request;
     request.set_ino(st->ino);
-    request.set_end(end);
+    request.set_end(record.end);
     *request.mutable_mtime() = st->mtime;
-    request.set_clear_privileges(clear);
+    request.set_clear_privileges(record.clear_privileges);
     request.mutable_header()->set_durable(made_durable != nullptr);
     std::optional<FileState::PushRunning> running;
     running.emplace(*st);
@@ -262,9 +259,7 @@ awaitable<Status> FileClient::commit_size_locked(std::shared_ptr<FileState> st,
       learn(sent->inode());
       if (made_durable) *made_durable = true;
     } else if (!is_gone(sent.error())) {
-      st->commit_dirty = true;
-      st->commit_end = std::max(st->commit_end, end);
-      st->clear_privileges = st->clear_privileges || clear;
+      st->recommit(record);
       co_return unexpected(std::move(sent).error().with_context("recording the file size"));
     }
   }

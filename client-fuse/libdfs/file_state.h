@@ -162,6 +162,24 @@ struct FileState {
   bool kernel_pages = false;
 
   bool dirty() const { return commit_dirty || inline_data.dirty(); }
+  // What a push records of the object writes (kMdsCommitWrite): take_commit() takes it
+  // from the state, which then has nothing to record; a record the MDS did not take
+  // goes back with recommit(), so the next push sends it.
+  struct CommitRecord {
+    uint64_t end = 0;
+    bool clear_privileges = false;
+  };
+  CommitRecord take_commit() {
+    CommitRecord taken{commit_end, clear_privileges};
+    commit_dirty = false;
+    clear_privileges = false;
+    return taken;
+  }
+  void recommit(CommitRecord record) {
+    commit_dirty = true;
+    commit_end = std::max(commit_end, record.end);
+    clear_privileges = clear_privileges || record.clear_privileges;
+  }
   // Writes the MDS has not recorded yet: buffered, or still on their way to the OSDs.
   bool has_unrecorded_writes() const { return dirty() || object_writes_running > 0; }
 };

@@ -10,8 +10,11 @@
 namespace dfs::mds {
 namespace {
 
-constexpr uint32_t kSetMode = 1, kSetUid = 2, kSetGid = 4, kSetSize = 8, kSetAtime = 16,
-                   kSetMtime = 32, kSetAtimeNow = 128, kSetMtimeNow = 256, kSetCtime = 1024;
+constexpr uint32_t kSetMode = proto::SET_ATTR_MODE, kSetUid = proto::SET_ATTR_UID,
+                   kSetGid = proto::SET_ATTR_GID, kSetSize = proto::SET_ATTR_SIZE,
+                   kSetAtime = proto::SET_ATTR_ATIME, kSetMtime = proto::SET_ATTR_MTIME,
+                   kSetAtimeNow = proto::SET_ATTR_ATIME_NOW,
+                   kSetMtimeNow = proto::SET_ATTR_MTIME_NOW, kSetCtime = proto::SET_ATTR_CTIME;
 
 bool is_owner_or_root(const proto::Creds& c, const proto::Inode& inode) {
   return c.uid() == 0 || c.uid() == inode.uid();

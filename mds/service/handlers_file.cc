@@ -12,7 +12,6 @@
 namespace dfs::mds {
 namespace {
 
-constexpr uint32_t kSetSize = 8;
 constexpr int kMaxVersionRetries = 8;
 
 }  // namespace
@@ -76,7 +75,7 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
 
 awaitable<MdsService::Reply> MdsService::on_setattr(proto::SetAttrRequest req) {
   // A grow_only size change moves no data (its op refuses one that would).
-  bool sized = (req.valid() & kSetSize) && !req.grow_only();
+  bool sized = (req.valid() & proto::SET_ATTR_SIZE) && !req.grow_only();
   uint64_t ino = req.ino(), size = req.size();
   proto::MdsLogEntry entry;
   *entry.mutable_setattr() = std::move(req);

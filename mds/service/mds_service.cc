@@ -552,8 +552,8 @@ bool queues_at_once(const proto::BatchItem& item) {
   switch (item.method()) {
     case rpc::kMdsSetAttr: {
       proto::SetAttrRequest req;
-      constexpr uint32_t kSetSize = 8;
-      return req.ParseFromString(item.body()) && (!(req.valid() & kSetSize) || req.grow_only());
+      return req.ParseFromString(item.body()) &&
+             (!(req.valid() & proto::SET_ATTR_SIZE) || req.grow_only());
     }
     case rpc::kMdsMknod:
     case rpc::kMdsSymlink:
@@ -590,12 +590,11 @@ awaitable<MdsService::Reply> MdsService::on_batch(std::string body, rpc::Connect
   // always end later, but never before an item ahead of it has counted that open (a
   // deferred create opens its file in its reply). Ending the run at a release instead
   // made every item after it a group of its own: a Raft round per unlink of an rm -rf.
+  auto is_release = [&batch](int i) { return batch.items(i).method() == rpc::kMdsRelease; };
   int together = 0;
-  while (together < n && (queues_at_once(batch.items(together)) ||
-                          batch.items(together).method() == rpc::kMdsRelease)) {
+  while (together < n && (queues_at_once(batch.items(together)) || is_release(together))) {
     ++together;
   }
-  auto is_release = [&batch](int i) { return batch.items(i).method() == rpc::kMdsRelease; };
   // A run of fewer than two changes is served item by item as any other request (the
   // claims of one change are made as it is served, not ahead of a group).
   int changes = 0;

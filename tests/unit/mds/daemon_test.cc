@@ -141,7 +141,7 @@ TEST_CASE("mds/daemon: serves the protocol, does its object work, survives SIGKI
   CHECK(committed->inode().size() == 2 * os + 10);
   proto::SetAttrRequest tr;
   tr.set_ino(ino);
-  tr.set_valid(8);
+  tr.set_valid(proto::SET_ATTR_SIZE);
   tr.set_size(os + 5);
   auto cut = c.call<proto::InodeReply>(rpc::kMdsSetAttr, tr);
   DFS_REQUIRE_OK(cut);

@@ -42,6 +42,12 @@ proto::MknodRequest create_request(MdsHarness& h, uint64_t parent, const std::st
   return req;
 }
 
+void add_item(proto::BatchRequest& batch, uint32_t method, const google::protobuf::Message& m) {
+  auto* item = batch.add_items();
+  item->set_method(method);
+  item->set_body(m.SerializeAsString());
+}
+
 void check_same_inode(const proto::Inode& a, const proto::Inode& b) {
   INFO("predicted: ", a.ShortDebugString());
   INFO("the MDS's: ", b.ShortDebugString());
@@ -410,19 +416,14 @@ TEST_CASE("mds/deferred namespace: a batch of deferred changes applies in order 
   uint64_t groups_before = h.service().committer().stats().groups;
 
   proto::BatchRequest batch;
-  auto add = [&](uint32_t method, const google::protobuf::Message& m) {
-    auto* item = batch.add_items();
-    item->set_method(method);
-    item->set_body(m.SerializeAsString());
-  };
-  add(rpc::kMdsMknod, create_request(h, dir->ino(), ".t.1", range->first(), now));
+  add_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), ".t.1", range->first(), now));
   proto::SetAttrRequest chmod;
   *chmod.mutable_header() = h.header();
   chmod.set_ino(range->first());
-  chmod.set_valid(1 | 1024);  // mode, ctime
+  chmod.set_valid(proto::SET_ATTR_MODE | proto::SET_ATTR_CTIME);
   chmod.set_mode(0600);
   *chmod.mutable_ctime() = now;
-  add(rpc::kMdsSetAttr, chmod);
+  add_item(batch, rpc::kMdsSetAttr, chmod);
   proto::RenameRequest rename;
   *rename.mutable_header() = h.header();
   *rename.mutable_header()->mutable_client_time() = now;
@@ -430,7 +431,7 @@ TEST_CASE("mds/deferred namespace: a batch of deferred changes applies in order 
   rename.set_name(".t.1");
   rename.set_new_parent(dir->ino());
   rename.set_new_name("t");
-  add(rpc::kMdsRename, rename);
+  add_item(batch, rpc::kMdsRename, rename);
   auto reply = h.call<proto::BatchReply>(rpc::kMdsBatch, batch);
   DFS_REQUIRE_OK(reply);
   REQUIRE(reply->results_size() == 3);
@@ -456,9 +457,7 @@ TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batc
   auto now = at(1700000300, 9);
   proto::BatchRequest batch;
   auto add = [&](uint32_t method, const google::protobuf::Message& m) {
-    auto* item = batch.add_items();
-    item->set_method(method);
-    item->set_body(m.SerializeAsString());
+    add_item(batch, method, m);
   };
   auto unlink = [&](const std::string& name) {
     proto::UnlinkRequest req;
@@ -501,6 +500,16 @@ TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batc
   release(range->first() + 4);
   unlink("e");
   send(3);
+
+  // One change and its release: served item by item, as any request.
+  add(rpc::kMdsMknod, create_request(h, dir->ino(), "f", range->first() + 5, now));
+  send(1);
+  groups_before = h.service().committer().stats().groups;
+  unlink("f");
+  release(range->first() + 5);
+  send(2);
+  CHECK(h.service().committer().stats().groups == groups_before + 1);
+  CHECK(h.list(dir->ino()).empty());
 
   h.run_for(Duration(100));
   for (int i = 0; i < 200; ++i) {

@@ -275,7 +275,7 @@ Result<proto::Inode> MdsHarness::setattr(proto::SetAttrRequest req) {
 Result<proto::Inode> MdsHarness::chmod(uint64_t ino, uint32_t mode) {
   proto::SetAttrRequest req;
   req.set_ino(ino);
-  req.set_valid(1);
+  req.set_valid(proto::SET_ATTR_MODE);
   req.set_mode(mode);
   return setattr(req);
 }
@@ -283,7 +283,7 @@ Result<proto::Inode> MdsHarness::chmod(uint64_t ino, uint32_t mode) {
 Result<proto::Inode> MdsHarness::chown(uint64_t ino, uint32_t uid, uint32_t gid) {
   proto::SetAttrRequest req;
   req.set_ino(ino);
-  req.set_valid(2 | 4);
+  req.set_valid(proto::SET_ATTR_UID | proto::SET_ATTR_GID);
   req.set_uid(uid);
   req.set_gid(gid);
   return setattr(req);
@@ -292,7 +292,7 @@ Result<proto::Inode> MdsHarness::chown(uint64_t ino, uint32_t uid, uint32_t gid)
 Result<proto::Inode> MdsHarness::truncate(uint64_t ino, uint64_t size) {
   proto::SetAttrRequest req;
   req.set_ino(ino);
-  req.set_valid(8);
+  req.set_valid(proto::SET_ATTR_SIZE);
   req.set_size(size);
   return setattr(req);
 }

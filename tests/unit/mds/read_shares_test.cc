@@ -153,7 +153,7 @@ TEST_CASE("mds/read shares: a truncate, a touch, a write and an O_CREAT open rec
   proto::SetAttrRequest truncate;
   *truncate.mutable_header() = h.header();
   truncate.set_ino(f.file);
-  truncate.set_valid(8);  // the size
+  truncate.set_valid(proto::SET_ATTR_SIZE);
   truncate.set_size(100);
   PendingReply setattr;
   start_request(h, rpc::kMdsSetAttr, truncate, &setattr);
@@ -165,7 +165,7 @@ TEST_CASE("mds/read shares: a truncate, a touch, a write and an O_CREAT open rec
   proto::SetAttrRequest touch;
   *touch.mutable_header() = h.header();
   touch.set_ino(f.file);
-  touch.set_valid(32);  // the mtime
+  touch.set_valid(proto::SET_ATTR_MTIME);
   touch.mutable_mtime()->set_sec(1'700'000'000);
   PendingReply touched;
   start_request(h, rpc::kMdsSetAttr, touch, &touched);
@@ -265,7 +265,7 @@ TEST_CASE("mds/read shares: lookups and getattrs share, every change of a shared
   proto::SetAttrRequest chmod;
   *chmod.mutable_header() = h.header();
   chmod.set_ino(ino("f1"));
-  chmod.set_valid(1);  // the mode
+  chmod.set_valid(proto::SET_ATTR_MODE);
   chmod.set_mode(0600);
   recalled_by(rpc::kMdsSetAttr, chmod);
 

@@ -62,7 +62,7 @@ TEST_CASE("mds/setattr: chown rules") {
   // The owner may give the file to a group of its own, not to another user.
   proto::SetAttrRequest chgrp;
   chgrp.set_ino(f->ino());
-  chgrp.set_valid(4);
+  chgrp.set_valid(proto::SET_ATTR_GID);
   chgrp.set_gid(200);
   DFS_REQUIRE_OK(h.setattr(chgrp));
   CHECK(h.getattr(f->ino())->gid() == 200);
@@ -167,7 +167,7 @@ TEST_CASE("mds/setattr: times") {
   auto f = h.create(kRootIno, "f");
   proto::SetAttrRequest req;
   req.set_ino(f->ino());
-  req.set_valid(16 | 32);
+  req.set_valid(proto::SET_ATTR_ATIME | proto::SET_ATTR_MTIME);
   req.mutable_atime()->set_sec(1000);
   req.mutable_mtime()->set_sec(2000);
   req.mutable_mtime()->set_nsec(5);
