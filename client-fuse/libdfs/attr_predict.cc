@@ -74,10 +74,9 @@ Result<proto::Inode> predict_setattr(const proto::Inode& current, const proto::S
 }
 
 proto::SetAttrRequest merged_setattr(const proto::Inode& predicted, uint32_t valid) {
-  constexpr uint32_t kSetCtime = 1024;
   proto::SetAttrRequest req;
   req.set_ino(predicted.ino());
-  req.set_valid(valid | kSetCtime);
+  req.set_valid(valid | proto::SET_ATTR_CTIME);
   req.set_mode(predicted.mode() & 07777);
   req.set_uid(predicted.uid());
   req.set_gid(predicted.gid());

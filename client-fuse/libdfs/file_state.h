@@ -163,8 +163,9 @@ struct FileState {
 
   bool dirty() const { return commit_dirty || inline_data.dirty(); }
   // What a push records of the object writes (kMdsCommitWrite): take_commit() takes it
-  // from the state, which then has nothing to record; a record the MDS did not take
-  // goes back with recommit(), so the next push sends it.
+  // from the state, which then has nothing to record; recommit() marks a record to send
+  // (writes that landed, a new end, or a record the MDS did not take), so the next push
+  // sends it.
   struct CommitRecord {
     uint64_t end = 0;
     bool clear_privileges = false;

@@ -158,8 +158,7 @@ void ObjectIo::write_ended(FileState& st, uint64_t end, bool written) {
   }
   if (--st.object_writes_running > 0) return;
   if (st.finished_any) {
-    st.commit_dirty = true;
-    st.commit_end = std::max(st.commit_end, st.finished_end);
+    st.recommit({st.finished_end});
     st.finished_any = false;
   }
   st.writes_drained->set();

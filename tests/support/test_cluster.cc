@@ -23,13 +23,15 @@ using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
 // Binds a loopback socket to port 0 with SO_REUSEADDR and returns it with its port. The
-// socket never listens: a daemon given the port binds beside it (the daemons' servers
-// set SO_REUSEADDR too) while no other bind or outgoing connection can take the port.
-// Held for the cluster's life, it keeps a daemon's port its own while the daemon starts,
-// and while it is down; a port closed before its daemon listened could be handed to a
-// test running in parallel, whose daemon then answered in ours' place.
+// socket never listens: the daemon given the port binds beside it (the daemons' servers
+// set SO_REUSEADDR too), while the kernel hands the port to no other bind to port 0 and
+// no outgoing connection. Held for the cluster's life, it keeps a daemon's port its own
+// while the daemon starts and while it is down: a port closed before its daemon listened
+// could be handed to a test running in parallel, whose daemon then answered in our
+// daemon's place. (Only a bind to this very port with SO_REUSEADDR could still take it:
+// the daemons' metrics listen on free ports instead, see write_conf.)
 std::pair<int, uint16_t> reserve_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int on = 1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -145,7 +147,10 @@ void TestCluster::write_conf() {
       << "mon_addrs = ";
   auto mons = mon_addrs();
   for (size_t i = 0; i < mons.size(); ++i) out << (i ? "," : "") << mons[i];
+  // Metrics on any free port: the default, RPC port + 1000, may be a port another test's
+  // cluster holds for one of its daemons.
   out << "\n"
+      << "metrics_addr = 127.0.0.1:0\n"
       << "log_level = "
       << (std::getenv("DFS_TEST_LOG_LEVEL") ? std::getenv("DFS_TEST_LOG_LEVEL")
                                             : options_.log_level)

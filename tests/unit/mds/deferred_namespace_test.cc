@@ -456,22 +456,19 @@ TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batc
   DFS_REQUIRE_OK(range);
   auto now = at(1700000300, 9);
   proto::BatchRequest batch;
-  auto add = [&](uint32_t method, const google::protobuf::Message& m) {
-    add_item(batch, method, m);
-  };
   auto unlink = [&](const std::string& name) {
     proto::UnlinkRequest req;
     *req.mutable_header() = h.header();
     *req.mutable_header()->mutable_client_time() = now;
     req.set_parent(dir->ino());
     req.set_name(name);
-    add(rpc::kMdsUnlink, req);
+    add_item(batch, rpc::kMdsUnlink, req);
   };
   auto release = [&](uint64_t ino) {
     proto::ReleaseRequest req;
     *req.mutable_header() = h.header();
     req.set_ino(ino);
-    add(rpc::kMdsRelease, req);
+    add_item(batch, rpc::kMdsRelease, req);
   };
   auto send = [&](int items) {
     auto reply = h.call<proto::BatchReply>(rpc::kMdsBatch, batch);
@@ -483,7 +480,7 @@ TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batc
 
   const std::vector<std::string> names{"a", "b", "c"};
   for (size_t i = 0; i < names.size(); ++i) {
-    add(rpc::kMdsMknod, create_request(h, dir->ino(), names[i], range->first() + i, now));
+    add_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), names[i], range->first() + i, now));
   }
   send(3);
   uint64_t groups_before = h.service().committer().stats().groups;
@@ -496,13 +493,14 @@ TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batc
   CHECK(h.list(dir->ino()).empty());
 
   // Created, released and unlinked in one batch.
-  add(rpc::kMdsMknod, create_request(h, dir->ino(), "e", range->first() + 4, now));
+  add_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), "e", range->first() + 4, now));
   release(range->first() + 4);
   unlink("e");
   send(3);
 
-  // One change and its release: served item by item, as any request.
-  add(rpc::kMdsMknod, create_request(h, dir->ino(), "f", range->first() + 5, now));
+  // One change and its release, served item by item as any request: one group, and the
+  // file is purged below.
+  add_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), "f", range->first() + 5, now));
   send(1);
   groups_before = h.service().committer().stats().groups;
   unlink("f");

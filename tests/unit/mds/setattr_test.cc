@@ -179,13 +179,15 @@ TEST_CASE("mds/setattr: times") {
   CHECK(set->ctime().sec() > 1600000000);
   h.creds = user(1001, 100);
   DFS_REQUIRE_CODE(h.setattr(req), ErrorCode::kNotPermitted);
-  req.set_valid(16 | 32 | 128 | 256);  // "now": the kernel checked write access
+  // "now": the kernel checked write access
+  req.set_valid(proto::SET_ATTR_ATIME | proto::SET_ATTR_MTIME | proto::SET_ATTR_ATIME_NOW |
+                proto::SET_ATTR_MTIME_NOW);
   auto now = h.setattr(req);
   DFS_REQUIRE_OK(now);
   CHECK(now->mtime().sec() > 1600000000);
   CHECK(now->mtime().SerializeAsString() == now->ctime().SerializeAsString());
   // An explicit ctime (FATTR_CTIME) wins.
-  req.set_valid(1024);
+  req.set_valid(proto::SET_ATTR_CTIME);
   req.mutable_ctime()->set_sec(42);
   CHECK(h.setattr(req)->ctime().sec() == 42);
 }
