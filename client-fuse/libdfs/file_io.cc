@@ -148,8 +148,7 @@ awaitable<Result<uint64_t>> FileClient::reserve_append(std::shared_ptr<FileState
 }
 
 awaitable<Status> FileClient::uninline_locked(std::shared_ptr<FileState> st) {
-  io_.send_gathering(*st);  // the io lock waits for it
-  co_await st->io.lock();
+  co_await io_.lock_exclusive(st);
   WriteGuard guard(st->io);
   if (!st->is_inline) co_return ok_status();
   // The MDS moves what it has into object 0; bytes it has not seen yet go straight to
@@ -322,8 +321,7 @@ awaitable<Result<proto::Inode>> FileClient::truncate(Creds creds, Ino ino, SetAt
     co_await st->flush_mu.lock();
     flush_guard.emplace(st->flush_mu);
     DFS_CO_AWAIT_CHECK(flush_locked(st));
-    io_.send_gathering(*st);  // the io lock waits for it
-    co_await st->io.lock();
+    co_await io_.lock_exclusive(st);
     io_guard.emplace(st->io);
     // Writes acknowledged before the truncate (write-behind) may have finished only while
     // the io lock was awaited, after the flush above. The MDS cuts objects by the size it

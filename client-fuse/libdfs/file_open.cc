@@ -48,8 +48,9 @@ std::shared_ptr<FileState> FileClient::state_for(const proto::Inode& inode) {
                  slot->deferred_pushes == 0;
   if (!slot) slot = files_.hold(inode.ino());
   else if (!refresh) return slot;
-  slot->others_may_write();
-  if (alone(inode.ino())) slot->high_water = inode.size();
+  slot->forget_cached_data();
+  // Alone, every later write passes here; otherwise another mount may write anywhere.
+  slot->high_water = alone(inode.ino()) ? inode.size() : FileState::kUnknownHighWater;
   slot->layout = layout_of(inode);
   slot->is_inline = inode.inline_();
   slot->size = inode.size();

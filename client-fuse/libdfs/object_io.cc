@@ -168,6 +168,11 @@ void ObjectIo::send_gathering(FileState& st) {
   if (auto gathering = std::exchange(st.gather, nullptr)) gathering->timer.cancel();
 }
 
+awaitable<void> ObjectIo::lock_exclusive(std::shared_ptr<FileState> st) {
+  send_gathering(*st);
+  co_await st->io.lock();
+}
+
 awaitable<void> ObjectIo::drain(std::shared_ptr<FileState> st) {
   send_gathering(*st);
   while (st->object_writes_running > 0) {

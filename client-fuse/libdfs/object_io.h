@@ -84,6 +84,10 @@ class ObjectIo {
   void write_ended(FileState& st, uint64_t end, bool written);
   // Waits until no object write of the file runs.
   awaitable<void> drain(std::shared_ptr<FileState> st);
+  // Takes the file's io lock exclusive (a change of where its data lives), which waits
+  // for the running write-behinds; the gathering one leaves at once for it. Release it
+  // with the FileState::io guard as any.
+  awaitable<void> lock_exclusive(std::shared_ptr<FileState> st);
 
   // ---- Write-behind ----
 
@@ -107,9 +111,6 @@ class ObjectIo {
   // the gathering write's end, which is the file's high water, within kMaxGatherHole,
   // and fits kMaxGatherBytes and the budget. Call before FileState::wrote for it.
   bool join_behind(FileState& st, uint64_t offset, std::string& data);
-  // The file's gathering write-behind, if any, leaves now (its window is cut short):
-  // for whoever is about to wait for the file's writes.
-  void send_gathering(FileState& st);
 
   // For the unmount's log.
   uint64_t behind_writes() const { return behind_writes_; }
@@ -117,6 +118,9 @@ class ObjectIo {
   uint64_t joined_writes() const { return joined_writes_; }
 
  private:
+  // The file's gathering write-behind, if any, leaves now (its window is cut short):
+  // for whoever is about to wait for the file's writes.
+  void send_gathering(FileState& st);
   // Starts reading [from, from + window) of the file ahead of the reader.
   void prefetch(std::shared_ptr<FileState> st, uint64_t from, uint64_t window, bool holes_known);
   template <class T>

@@ -42,12 +42,6 @@ proto::MknodRequest create_request(MdsHarness& h, uint64_t parent, const std::st
   return req;
 }
 
-void add_item(proto::BatchRequest& batch, uint32_t method, const google::protobuf::Message& m) {
-  auto* item = batch.add_items();
-  item->set_method(method);
-  item->set_body(m.SerializeAsString());
-}
-
 void check_same_inode(const proto::Inode& a, const proto::Inode& b) {
   INFO("predicted: ", a.ShortDebugString());
   INFO("the MDS's: ", b.ShortDebugString());
@@ -416,14 +410,14 @@ TEST_CASE("mds/deferred namespace: a batch of deferred changes applies in order 
   uint64_t groups_before = h.service().committer().stats().groups;
 
   proto::BatchRequest batch;
-  add_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), ".t.1", range->first(), now));
+  add_batch_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), ".t.1", range->first(), now));
   proto::SetAttrRequest chmod;
   *chmod.mutable_header() = h.header();
   chmod.set_ino(range->first());
   chmod.set_valid(proto::SET_ATTR_MODE | proto::SET_ATTR_CTIME);
   chmod.set_mode(0600);
   *chmod.mutable_ctime() = now;
-  add_item(batch, rpc::kMdsSetAttr, chmod);
+  add_batch_item(batch, rpc::kMdsSetAttr, chmod);
   proto::RenameRequest rename;
   *rename.mutable_header() = h.header();
   *rename.mutable_header()->mutable_client_time() = now;
@@ -431,7 +425,7 @@ TEST_CASE("mds/deferred namespace: a batch of deferred changes applies in order 
   rename.set_name(".t.1");
   rename.set_new_parent(dir->ino());
   rename.set_new_name("t");
-  add_item(batch, rpc::kMdsRename, rename);
+  add_batch_item(batch, rpc::kMdsRename, rename);
   auto reply = h.call<proto::BatchReply>(rpc::kMdsBatch, batch);
   DFS_REQUIRE_OK(reply);
   REQUIRE(reply->results_size() == 3);
@@ -462,13 +456,13 @@ TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batc
     *req.mutable_header()->mutable_client_time() = now;
     req.set_parent(dir->ino());
     req.set_name(name);
-    add_item(batch, rpc::kMdsUnlink, req);
+    add_batch_item(batch, rpc::kMdsUnlink, req);
   };
   auto release = [&](uint64_t ino) {
     proto::ReleaseRequest req;
     *req.mutable_header() = h.header();
     req.set_ino(ino);
-    add_item(batch, rpc::kMdsRelease, req);
+    add_batch_item(batch, rpc::kMdsRelease, req);
   };
   auto send = [&](int items) {
     auto reply = h.call<proto::BatchReply>(rpc::kMdsBatch, batch);
@@ -480,7 +474,8 @@ TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batc
 
   const std::vector<std::string> names{"a", "b", "c"};
   for (size_t i = 0; i < names.size(); ++i) {
-    add_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), names[i], range->first() + i, now));
+    add_batch_item(batch, rpc::kMdsMknod,
+                   create_request(h, dir->ino(), names[i], range->first() + i, now));
   }
   send(3);
   uint64_t groups_before = h.service().committer().stats().groups;
@@ -493,14 +488,16 @@ TEST_CASE("mds/deferred namespace: releases among deferred unlinks keep the batc
   CHECK(h.list(dir->ino()).empty());
 
   // Created, released and unlinked in one batch.
-  add_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), "e", range->first() + 4, now));
+  add_batch_item(batch, rpc::kMdsMknod,
+                 create_request(h, dir->ino(), "e", range->first() + 4, now));
   release(range->first() + 4);
   unlink("e");
   send(3);
 
   // One change and its release, served item by item as any request: one group, and the
   // file is purged below.
-  add_item(batch, rpc::kMdsMknod, create_request(h, dir->ino(), "f", range->first() + 5, now));
+  add_batch_item(batch, rpc::kMdsMknod,
+                 create_request(h, dir->ino(), "f", range->first() + 5, now));
   send(1);
   groups_before = h.service().committer().stats().groups;
   unlink("f");

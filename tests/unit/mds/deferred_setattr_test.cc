@@ -188,23 +188,18 @@ TEST_CASE("mds/deferred setattr: a grow-only truncate is what the MDS makes of i
   // In a batch it queues at once: one group with the changes around it.
   uint64_t groups_before = h.service().committer().stats().groups;
   proto::BatchRequest batch;
-  auto add = [&](const proto::SetAttrRequest& req) {
-    auto* item = batch.add_items();
-    item->set_method(rpc::kMdsSetAttr);
-    item->set_body(req.SerializeAsString());
-  };
   proto::SetAttrRequest chmod = change(empty->ino(), kMode, 0600, 0, 0, 700);
   *chmod.mutable_header() = h.header();
-  add(chmod);
+  add_batch_item(batch, rpc::kMdsSetAttr, chmod);
   proto::SetAttrRequest longer = change(empty->ino(), kSize, 0, 0, 0, 701);
   longer.set_size(2000);
   longer.set_grow_only(true);
   longer.set_inline_threshold(threshold);
   *longer.mutable_header() = h.header();
-  add(longer);
+  add_batch_item(batch, rpc::kMdsSetAttr, longer);
   proto::SetAttrRequest chmod_again = change(empty->ino(), kMode, 0640, 0, 0, 702);
   *chmod_again.mutable_header() = h.header();
-  add(chmod_again);
+  add_batch_item(batch, rpc::kMdsSetAttr, chmod_again);
   auto reply = h.call<proto::BatchReply>(rpc::kMdsBatch, batch);
   DFS_REQUIRE_OK(reply);
   REQUIRE(reply->results_size() == 3);

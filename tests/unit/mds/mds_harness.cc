@@ -84,6 +84,13 @@ class SharedObjects final : public DataObjects {
   MemDataObjects& to_;
 };
 
+void add_batch_item(proto::BatchRequest& batch, uint32_t method,
+                    const google::protobuf::Message& message) {
+  auto* item = batch.add_items();
+  item->set_method(method);
+  item->set_body(message.SerializeAsString());
+}
+
 NowFn counting_clock() {
   auto ticks = std::make_shared<std::atomic<uint64_t>>(0);
   return [ticks] {

@@ -167,6 +167,10 @@ void start_request(MdsHarness& h, uint32_t method, const Req& req, PendingReply*
       asio::detached);
 }
 
+// Appends `message` to `batch` as an item of `method`.
+void add_batch_item(proto::BatchRequest& batch, uint32_t method,
+                    const google::protobuf::Message& message);
+
 // A deterministic clock: each call advances by one millisecond from a fixed start.
 NowFn counting_clock();
 
