@@ -81,8 +81,8 @@ awaitable<void> RaftGroup::stop() {
   co_await rt->wait_idle();
 }
 
-awaitable<Result<Applied>> RaftGroup::propose(std::string command) {
-  return rt_->propose(std::move(command));
+awaitable<Result<Applied>> RaftGroup::propose(std::string command, AppendedFn appended) {
+  return rt_->propose(std::move(command), std::move(appended));
 }
 
 awaitable<Status> RaftGroup::linearizable_read() { return rt_->read(); }

@@ -19,6 +19,7 @@
 // leader that misses that many heartbeats would be deposed needlessly.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,6 +82,9 @@ struct RaftGroupStatus {
   uint64_t messages_dropped = 0;       // peer unreachable or its queue full
 };
 
+// Told a proposal's log index once the leader appended it (RaftGroup::propose).
+using AppendedFn = std::function<void(Index)>;
+
 class RaftGroupRuntime;  // raft_group_runtime.h
 
 class RaftGroup {
@@ -115,7 +119,10 @@ class RaftGroup {
   //     retry must make commands idempotent (a request id the state machine dedups).
   //   kBusy (leadership transfer), kInvalidArgument (command above max_command_bytes),
   //   kCancelled (group stopped), kIoError (a sync failed; the group has stopped).
-  awaitable<Result<Applied>> propose(std::string command);
+  // `appended`, if set, is called on the executor with the command's index once this
+  // leader has appended it to its log (before the log is synced or the command
+  // commits); not called when the command fails before that.
+  awaitable<Result<Applied>> propose(std::string command, AppendedFn appended = {});
 
   // Completes once reads served from the state machine reflect every write committed
   // before the call (read index: the leader confirms its leadership with a heartbeat

@@ -13,7 +13,8 @@ Error RaftGroupRuntime::not_leader() const {
   return Error(ErrorCode::kUnavailable, std::move(ctx));
 }
 
-awaitable<Result<Applied>> RaftGroupRuntime::propose(std::string command) {
+awaitable<Result<Applied>> RaftGroupRuntime::propose(std::string command,
+                                                     AppendedFn appended) {
   if (failed_) co_return *failed_;
   if (stopped_) co_return make_error(ErrorCode::kCancelled, "raft group stopped");
   if (command.size() > options_.max_command_bytes) {
@@ -21,7 +22,7 @@ awaitable<Result<Applied>> RaftGroupRuntime::propose(std::string command) {
   }
   if (node_.role() != Role::kLeader) co_return not_leader();  // fail fast
   auto done = std::make_shared<Completion<Result<Applied>>>(executor_);
-  queued_proposals_.push_back(QueuedProposal{std::move(command), done});
+  queued_proposals_.push_back(QueuedProposal{std::move(command), done, std::move(appended)});
   kick();
   // Only `done` is touched after this point: the group may be gone when it resumes.
   co_return co_await done->wait();
@@ -37,6 +38,7 @@ void RaftGroupRuntime::submit_proposals() {
       continue;
     }
     proposals_[*index] = Proposal{node_.term(), q.done};
+    if (q.appended) q.appended(*index);
   }
 }
 

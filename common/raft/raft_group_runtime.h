@@ -25,7 +25,7 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   void shutdown();  // fails pending operations with kCancelled; idempotent
   awaitable<void> wait_idle();
 
-  awaitable<Result<Applied>> propose(std::string command);
+  awaitable<Result<Applied>> propose(std::string command, AppendedFn appended);
   awaitable<Status> read();
   void receive(Message m);
   RaftGroupStatus status() const;
@@ -38,6 +38,7 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   struct QueuedProposal {
     std::string command;
     ProposalDone done;
+    AppendedFn appended;
   };
   struct Proposal {
     Term term;

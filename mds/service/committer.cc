@@ -27,7 +27,9 @@ Committer::Committer(asio::any_io_executor io, asio::thread_pool& pool, MetaStor
       fs_(std::move(fs)),
       now_(now ? std::move(now) : NowFn(realtime_now)),
       options_(options),
-      sync_wake_(io_) {}
+      sync_wake_(io_),
+      projected_(store_),
+      flight_settled_(io_) {}
 
 Result<uint64_t> Committer::read_last_index() const { return read_counter(store_, kLogIndex); }
 
@@ -111,14 +113,13 @@ namespace {
 // an entry's writes are about its own size, but an op may write more than it carries).
 constexpr size_t kMaxWritesBytes = 2u << 20;
 
-// The Raft command of a group that applied on the leader into `scratch`: its writes,
-// decided on the state at Raft index `decided_on`, or, when they are too large, its
+// The Raft command of a group that applied on the leader into `writes`, decided on the
+// state at Raft index `decided_on`: those writes or, when they are too large, its
 // entries that applied.
-proto::MdsLogGroup group_command(GroupTxn& scratch, uint64_t decided_on,
+proto::MdsLogGroup group_command(WriteBatch writes, uint64_t decided_on,
                                  const std::vector<const proto::MdsLogEntry*>& applied) {
   proto::MdsLogGroup command;
   command.set_decided_on(decided_on);
-  WriteBatch writes = scratch.batch();
   if (writes.bytes() > kMaxWritesBytes) {
     for (const auto* entry : applied) *command.add_entries() = *entry;
     return command;
@@ -139,39 +140,89 @@ proto::MdsLogGroup group_command(GroupTxn& scratch, uint64_t decided_on,
 
 awaitable<void> Committer::replicate_groups() {
   while (!queue_.empty()) {
+    // Groups decided on a dropped one are void: decide again only on the committed
+    // state, once every group in flight has settled. Otherwise a few groups may be in
+    // flight at once.
+    while (flights_void_ ? !flights_.empty() : flights_.size() >= kMaxGroupsInFlight) {
+      co_await flight_settled_.wait(Duration(100));
+    }
+    flights_void_ = false;
     Group group = take_group();
-    GroupTxn scratch(store_);  // never written: the state machine writes the store
-    const uint64_t decided_on = raft_last_command_();
-    // Numbered on from the committed state's count: a group this replica proposed as an
-    // earlier leader may have committed after all.
-    auto logged = read_counter(store_, kLogIndex);
+    auto flight = std::make_shared<Flight>(std::move(group), next_flight_++);
+    flights_.push_back(flight);
+    // Decided on the committed state with the groups in flight on top, and numbered on
+    // from its count of entries: a group this replica proposed as an earlier leader may
+    // have committed after all.
+    const uint64_t decided_on = projected_command_.value_or(raft_last_command_());
+    if (projected_command_) ++stats_.pipelined_groups;
+    auto logged = read_counter(projected_, kLogIndex);
     if (!logged) {
-      for (auto& p : group) {
-        p->result = logged.error();
-        p->done.set(true);
-      }
+      for (auto& p : flight->group) p->result = logged.error();
+      flight->outcome = ok_status();
+      settle_flights();
       continue;
     }
-    last_index_ = *logged;
-    apply_group(group, last_index_ + 1, scratch);
+    GroupTxn scratch(projected_);  // never written: the state machine writes the store
+    apply_group(flight->group, *logged + 1, scratch);
     std::vector<const proto::MdsLogEntry*> applied;
-    for (const auto& p : group) {
+    for (const auto& p : flight->group) {
       if (p->result) applied.push_back(&p->entry);
     }
-    Status outcome = ok_status();
-    if (!applied.empty()) {
-      proto::MdsLogGroup command = group_command(scratch, decided_on, applied);
-      auto replicated = co_await raft_->propose(command.SerializeAsString());
-      if (!replicated) {
-        outcome = std::move(replicated).error();
-      } else if (replicated->result == MdsStateMachine::kStaleGroup) {
-        outcome = make_error(ErrorCode::kUnavailable,
-                             "the group was decided on a state a group of an earlier leader "
-                             "changed; resend");
-      }
+    if (applied.empty()) {
+      flight->outcome = ok_status();  // nothing to propose; replies in order
+      settle_flights();
+      continue;
     }
-    if (!applied.empty()) ++stats_.groups;  // proposed (nothing to propose otherwise)
-    for (auto& p : group) {
+    WriteBatch writes = scratch.batch();
+    projected_.add(flight->id, writes);
+    flight->proposed = true;
+    ++stats_.groups;
+    auto appended = std::make_shared<Completion<bool>>(io_);
+    spawn_checked(io_, replicate(flight, group_command(std::move(writes), decided_on, applied),
+                                 appended));
+    // The next group is decided on this one, so it needs this one's Raft index.
+    co_await appended->wait();
+  }
+  writing_ = false;
+}
+
+awaitable<void> Committer::replicate(std::shared_ptr<Flight> flight, proto::MdsLogGroup command,
+                                     std::shared_ptr<Completion<bool>> appended) {
+  // Named: GCC 12 mishandles non-trivial temporaries in a co_await expression.
+  std::string serialized = command.SerializeAsString();
+  raft::AppendedFn on_appended = [this, appended](raft::Index index) {
+    projected_command_ = index;
+    appended->set(true);
+  };
+  auto replicated = co_await raft_->propose(std::move(serialized), std::move(on_appended));
+  appended->set(false);  // failed before it was appended (no-op otherwise)
+  if (!replicated) {
+    flight->outcome = std::move(replicated).error();
+  } else if (replicated->result == MdsStateMachine::kStaleGroup) {
+    flight->outcome = make_error(ErrorCode::kUnavailable,
+                                 "the group was decided on a state a group of an earlier "
+                                 "leader changed; resend");
+  } else {
+    flight->outcome = ok_status();
+  }
+  settle_flights();
+}
+
+void Committer::settle_flights() {
+  while (!flights_.empty() && flights_.front()->outcome) {
+    std::shared_ptr<Flight> flight = std::move(flights_.front());
+    flights_.pop_front();
+    projected_.settle(flight->id);
+    Status outcome = *flight->outcome;
+    // A group after a dropped one was decided on it. One that proposed nothing is
+    // failed here; one that did is dropped by the replicas (its decided_on no longer
+    // matches) and fails on its own.
+    if (outcome && flights_void_ && !flight->proposed) {
+      outcome = make_error(ErrorCode::kUnavailable,
+                           "the group was decided on a group that was not replicated; resend");
+    }
+    if (!outcome) flights_void_ = true;
+    for (auto& p : flight->group) {
       if (p->result && !outcome) p->result = outcome.error();
       if (p->result) {
         last_index_ = std::max(last_index_, p->entry.index());
@@ -183,7 +234,7 @@ awaitable<void> Committer::replicate_groups() {
       }
       p->done.set(true);
     }
-    if (outcome && !applied.empty()) {
+    if (outcome && flight->proposed) {
       for (auto& listener : group_listeners_) listener();
     }
     durable_index_ = last_index_;
@@ -193,7 +244,8 @@ awaitable<void> Committer::replicate_groups() {
       spdlog::warn("metadata group not replicated: {}", outcome.error().to_string());
     }
   }
-  writing_ = false;
+  if (flights_.empty()) projected_command_.reset();
+  flight_settled_.notify();
 }
 
 void Committer::count_entry(const proto::MdsLogEntry& entry) {

@@ -20,13 +20,17 @@
 // Raft group as one command (its entries instead, should the writes not fit one
 // command); the state machine (MdsStateMachine) writes them to the store on every
 // replica once they are committed, and only then are the replies released ("safe"
-// replies: committed on a majority, so durable as the rank is). Groups are decided one
-// after the other, each against the committed state of the one before (numbered on
-// from its log_index), so the leader's store never holds an uncommitted entry; a group
-// that finds another committed before it (an earlier leader's) is dropped by every
-// replica and its requests fail with kUnavailable, which clients resend. A replicated
-// rank has no early ("unsafe") replies: replying once applied on the leader, with
-// clients resending uncommitted requests to a new leader, is not built
+// replies: committed on a majority, so durable as the rank is). The leader's store thus
+// never holds an uncommitted entry. Groups are pipelined: once a group is appended to
+// the leader's Raft log, the next is decided on the committed state with the writes of
+// the groups in flight on top (ProjectedWrites, up to kMaxGroupsInFlight groups), and
+// names the Raft index of the group before it as the state it was decided on; every
+// replica drops a group decided on another state than it has (an earlier leader's
+// group committed first, or the group before was dropped), and its requests fail with
+// kUnavailable, which clients resend. Replies are released in the order the groups
+// were decided: an error decided on a group in flight is not told before that group
+// committed. A replicated rank has no early ("unsafe") replies: replying once applied on
+// the leader, with clients resending uncommitted requests to a new leader, is not built
 // (docs/design.md, "Not built yet").
 // Public methods run on the I/O executor.
 #pragma once
@@ -35,11 +39,13 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "common/rpc/asio.h"
 #include "mds/ops/op_context.h"
 #include "common/rpc/completion.h"
 #include "mds/store/meta_store.h"
+#include "mds/store/projected_writes.h"
 
 namespace dfs::raft {
 class RaftGroup;
@@ -70,6 +76,8 @@ struct CommitterStats {
   // costs the metadata tier, request kind by request kind.
   std::array<uint64_t, kEntryKinds> entries_by_kind{};
   uint64_t failed_entries = 0;  // rejected by their op (not logged)
+  // Groups of a replicated rank decided while the one before was still in flight.
+  uint64_t pipelined_groups = 0;
   uint64_t syncs = 0;
 };
 
@@ -118,7 +126,7 @@ class Committer {
 
   uint64_t last_index() const { return last_index_; }
   uint64_t durable_index() const { return durable_index_; }
-  bool idle() const { return !writing_ && !syncing_ && queue_.empty(); }
+  bool idle() const { return !writing_ && !syncing_ && queue_.empty() && flights_.empty(); }
   const CommitterStats& stats() const { return stats_; }
   const FsSettings& fs() const { return fs_; }
 
@@ -133,6 +141,17 @@ class Committer {
   };
   using Group = std::vector<std::shared_ptr<Pending>>;
 
+  // A replicated rank's group from its decision until it settles: committed, dropped,
+  // or failed before it was replicated (`outcome`).
+  struct Flight {
+    Flight(Group g, uint64_t i) : group(std::move(g)), id(i) {}
+    Group group;
+    uint64_t id;            // numbers its writes in projected_
+    bool proposed = false;  // a group whose every entry failed proposes nothing
+    std::optional<Status> outcome;
+  };
+  static constexpr size_t kMaxGroupsInFlight = 8;
+
   struct DurableWaiter {
     uint64_t index;
     std::shared_ptr<Completion<Status>> done;
@@ -140,6 +159,12 @@ class Committer {
 
   void write_groups();
   awaitable<void> replicate_groups();
+  // Proposes `flight`'s command; `appended` is set once the leader appended it (true) or
+  // it failed before that (false).
+  awaitable<void> replicate(std::shared_ptr<Flight> flight, proto::MdsLogGroup command,
+                            std::shared_ptr<Completion<bool>> appended);
+  // Releases the groups at the front of flights_ that settled, in order.
+  void settle_flights();
   void count_entry(const proto::MdsLogEntry& entry);
   awaitable<void> syncer_loop();
   void start_syncer();
@@ -176,6 +201,13 @@ class Committer {
   std::vector<DurableWaiter> durable_waiters_;
   Signal sync_wake_;  // a durability waiter arrived: sync now
   CommitterStats stats_;
+  ProjectedWrites projected_;  // a replicated rank's groups in flight, over store_
+  std::deque<std::shared_ptr<Flight>> flights_;  // in the order they were decided
+  uint64_t next_flight_ = 1;
+  // The Raft index of the newest group appended while groups are in flight.
+  std::optional<uint64_t> projected_command_;
+  bool flights_void_ = false;  // a group was dropped: the groups after it are void
+  Signal flight_settled_;
   std::vector<EntryListener> listeners_;
   std::vector<GroupListener> group_listeners_;
 };

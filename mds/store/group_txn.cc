@@ -1,10 +1,8 @@
 #include "mds/store/group_txn.h"
 
-#include <cstdint>
-
 namespace dfs::mds {
 
-const GroupTxn::Overlay::mapped_type* GroupTxn::find(std::string_view key) const {
+const Overlay::mapped_type* GroupTxn::find(std::string_view key) const {
   if (auto it = entry_.find(key); it != entry_.end()) return &it->second;
   if (auto it = group_.find(key); it != group_.end()) return &it->second;
   return nullptr;
@@ -17,23 +15,7 @@ Result<std::optional<std::string>> GroupTxn::get(std::string_view key) const {
 
 Result<std::vector<KeyValue>> GroupTxn::scan(std::string_view begin, std::string_view end,
                                              size_t limit) const {
-  // Merged view: the overlay's values win. Each overlay key can hide at most one base
-  // key, so reading `limit + overlay keys in range` base keys is always enough.
-  Overlay merged;
-  for (const Overlay* layer : {&group_, &entry_}) {
-    for (auto it = layer->lower_bound(begin); it != layer->end() && it->first < end; ++it) {
-      merged[it->first] = it->second;
-    }
-  }
-  size_t base_limit = limit > SIZE_MAX - merged.size() ? SIZE_MAX : limit + merged.size();
-  auto base = DFS_TRY(base_.scan(begin, end, base_limit));
-  for (auto& kv : base) merged.try_emplace(std::move(kv.key), std::move(kv.value));
-  std::vector<KeyValue> out;
-  for (auto& [key, value] : merged) {
-    if (out.size() >= limit) break;
-    if (value) out.push_back({key, *value});
-  }
-  return out;
+  return scan_with_overlays(base_, {&group_, &entry_}, begin, end, limit);
 }
 
 void GroupTxn::commit_entry() {

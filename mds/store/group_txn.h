@@ -5,11 +5,10 @@
 // abort_entry(). Owned by the Committer's apply task (one thread at a time).
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 
-#include "mds/store/meta_store.h"
+#include "mds/store/overlay.h"
 
 namespace dfs::mds {
 
@@ -34,7 +33,6 @@ class GroupTxn final : public KvReader {
   bool empty() const { return group_.empty(); }
 
  private:
-  using Overlay = std::map<std::string, std::optional<std::string>, std::less<>>;
   const Overlay::mapped_type* find(std::string_view key) const;
 
   const KvReader& base_;
