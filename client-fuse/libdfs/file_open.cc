@@ -500,6 +500,9 @@ awaitable<Status> FileClient::shutdown() {
                mds_.deferred_queue().failed());
   spdlog::info("deferred changes the MDS sent back from a batch, sent again alone: {}",
                mds_.deferred_sent_back());
+  spdlog::info("changes the MDS answered early: {}, resent to a new MDS leader: {}, not yet "
+               "known safe: {}",
+               mds_.early_replies(), mds_.unsafe_resent(), mds_.unsafe_kept());
   spdlog::info("listings, lookups and getattrs asked for ahead of deferred changes: {}",
                reads_ahead_of_deferred_);
   if (io_.behind_writes() > 0) {

@@ -53,8 +53,13 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   if (cache_claims_) cache_claims_(request);
   auto left = std::max(left_until(attempt), Duration(1));
   const auto sent = Clock::now();
-  DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left));
+  DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left,
+                                          rpc::kFlagMayReplyEarly));
   auto reply = DFS_CO_TRY(rpc::parse_body<proto::SessionReply>(frame.body));
+  // Before anything else on this session, and before it counts as open (so that a
+  // failure here has the next attempt do it all again).
+  Status resent = co_await resend_unsafe(conn, attempt);
+  if (!resent) co_return unexpected(std::move(resent).error());
   bool restarted = session_conn_ && reply.mds_instance() != session_.mds_instance();
   if (session_conn_) {
     spdlog::info("mds session resumed on {} ({}{})", addr, mds->name(),
@@ -148,6 +153,7 @@ std::string MdsSession::stats_summary() const {
 
 awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string body) {
   auto started = Clock::now();
+  const uint64_t kept_before = unsafe_numbered_;
   co_await deferred_.batches_answered();
   std::vector<DeferredOp> items = deferred_.take();
   Result<rpc::Frame> result;
@@ -163,6 +169,8 @@ awaitable<Result<rpc::Frame>> MdsSession::call_raw(uint32_t method, std::string 
       result = co_await call_with_retries(method, std::move(body));
     }
   }
+  // Everything answered before the sync went out is safe now.
+  if (method == rpc::kMdsSync && result) forget_safe(kept_before);
   auto& s = stats_[method];
   ++s.calls;
   s.total += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
@@ -273,6 +281,95 @@ awaitable<Status> MdsSession::resend_sent_back(std::vector<DeferredOp>& items, s
   co_return ok_status();
 }
 
+bool MdsSession::kept_if_early(uint32_t method) {
+  switch (method) {
+    case rpc::kMdsBatch:
+    case rpc::kMdsSetAttr:
+    case rpc::kMdsMknod:
+    case rpc::kMdsSymlink:
+    case rpc::kMdsLink:
+    case rpc::kMdsUnlink:
+    case rpc::kMdsRename:
+    case rpc::kMdsSetXattr:
+    case rpc::kMdsRemoveXattr:
+    case rpc::kMdsWriteInline:
+    case rpc::kMdsCommitWrite:
+    case rpc::kMdsUninline:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void MdsSession::keep_if_early(uint32_t method, const std::string& body, const rpc::Frame& reply) {
+  if (!(reply.header.flags & rpc::kFlagRepliedEarly) || !kept_if_early(method)) return;
+  ++early_replies_;
+  unsafe_.push_back(UnsafeRequest{++unsafe_numbered_, method, body});
+  if (!safety_running_) {
+    safety_running_ = true;
+    spawn_checked(objects_.executor(), safety_loop(alive_));
+  }
+}
+
+void MdsSession::forget_safe(uint64_t number) {
+  while (!unsafe_.empty() && unsafe_.front().number <= number) unsafe_.pop_front();
+}
+
+awaitable<void> MdsSession::safety_loop(std::weak_ptr<bool> alive) {
+  // Often enough that little is kept (a kept batch holds its inline data), rarely enough
+  // that the syncs cost nothing next to the requests they cover.
+  constexpr Duration kSafetyInterval(50);
+  asio::steady_timer wait(objects_.executor());
+  while (!unsafe_.empty()) {
+    wait.expires_after(kSafetyInterval);
+    co_await wait.async_wait(use_awaitable_tuple);
+    if (!alive.lock()) co_return;
+    if (unsafe_.empty()) break;
+    const uint64_t kept = unsafe_numbered_;
+    proto::SyncRequest request;
+    stamp(request, Creds{}, false);
+    auto synced = co_await call_with_retries(rpc::kMdsSync, request.SerializeAsString());
+    if (!alive.lock()) co_return;
+    if (synced) forget_safe(kept);
+  }
+  safety_running_ = false;
+}
+
+awaitable<Status> MdsSession::resend_unsafe(const rpc::ConnectionPtr& conn,
+                                            Clock::time_point deadline) {
+  if (unsafe_.empty()) co_return ok_status();
+  const std::vector<UnsafeRequest> kept(unsafe_.begin(), unsafe_.end());
+  spdlog::info("resending {} change(s) the MDS answered early to {}", kept.size(),
+               conn->peer_address());
+  constexpr uint8_t kFlags = rpc::kFlagMayReplyEarly | rpc::kFlagResent;
+  auto send = [&](uint32_t method, const std::string& body) -> awaitable<Result<rpc::Frame>> {
+    auto left = std::max(left_until(deadline), Duration(1));
+    co_return co_await conn->call(method, body, {}, left, kFlags);
+  };
+  for (const UnsafeRequest& r : kept) {
+    auto reply = co_await send(r.method, r.body);
+    if (!reply && is_retryable(reply.error().code())) co_return unexpected(reply.error());
+    ++unsafe_resent_;
+    if (!reply) {
+      spdlog::error("a change the MDS answered early failed when resent: {}",
+                    reply.error().to_string());
+      continue;
+    }
+    if (r.method != rpc::kMdsBatch) continue;
+    // Items the MDS sent back unapplied (they would wait for another mount: see
+    // resend_sent_back) go alone, in order.
+    auto batch = rpc::parse_body<proto::BatchRequest>(r.body);
+    auto results = rpc::parse_body<proto::BatchReply>(reply->body);
+    if (!batch || !results || results->results_size() != batch->items_size()) continue;
+    for (int i = 0; i < results->results_size(); ++i) {
+      if (results->results(i).code() != static_cast<uint32_t>(ErrorCode::kWouldBlock)) continue;
+      auto alone = co_await send(batch->items(i).method(), batch->items(i).body());
+      if (!alone && is_retryable(alone.error().code())) co_return unexpected(alone.error());
+    }
+  }
+  co_return ok_status();
+}
+
 awaitable<Result<rpc::Frame>> MdsSession::call_until_answered(uint32_t method, std::string body) {
   constexpr Duration kForever(24ll * 3600 * 1000);
   co_return co_await call_with_retries(method, std::move(body), kForever, kForever);
@@ -302,9 +399,11 @@ awaitable<Result<rpc::Frame>> MdsSession::call_with_retries(uint32_t method, std
     if (conn) {
       auto left =
           std::min(attempt_timeout.value_or(objects_.options().attempt_timeout), left_until(deadline));
-      auto reply = co_await (*conn)->call(method, body, {}, std::max(left, Duration(1)));
+      auto reply = co_await (*conn)->call(method, body, {}, std::max(left, Duration(1)),
+                                          rpc::kFlagMayReplyEarly);
       if (reply) {
         objects_.answered();
+        keep_if_early(method, body, *reply);
         co_return reply;
       }
       last = std::move(reply).error();

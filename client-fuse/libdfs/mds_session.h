@@ -5,9 +5,19 @@
 // which deduplicates by it, applies the mutation once even when a connection was lost
 // with its outcome unknown. Deferred mutations (DeferredQueue: what the owner answered
 // from its predictions) travel ahead of the next call in one kMdsBatch, so the MDS
-// applies them first, at no extra round trip. Runs on the ObjectClient's I/O thread: call only there.
+// applies them first, at no extra round trip.
+//
+// Early replies: every request says the mount keeps its mutations (kFlagMayReplyEarly),
+// so a replicated rank answers them once logged on its leader, before a majority has
+// them (kFlagRepliedEarly). Such a mutation is kept until a kMdsSync sent after its
+// reply is answered (a background round while any are kept, or the owner's fsync),
+// and on every new session, before any other request goes there, the kept ones are
+// sent again in their order with their request ids: the next leader answers those it
+// has from its remembered replies and applies the others.
+// Runs on the ObjectClient's I/O thread: call only there.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -191,6 +201,11 @@ class MdsSession {
 
   // Number of calls that were resent after a failed attempt (for tests and logs).
   uint64_t resends() const { return resends_; }
+  // Mutations answered early, those still kept (not known safe yet), and those sent
+  // again on a new session (for tests and logs).
+  uint64_t early_replies() const { return early_replies_; }
+  size_t unsafe_kept() const { return unsafe_.size(); }
+  uint64_t unsafe_resent() const { return unsafe_resent_; }
 
   // Calls and their total latency per method, for the log at unmount.
   struct MethodStats {
@@ -267,6 +282,25 @@ class MdsSession {
       uint32_t method, std::string body, std::optional<Duration> timeout = std::nullopt,
       std::optional<Duration> attempt_timeout = std::nullopt);
   awaitable<Result<rpc::Frame>> call_until_answered(uint32_t method, std::string body);
+  // A mutation answered early, kept until it is known safe.
+  struct UnsafeRequest {
+    uint64_t number;  // in the order kept
+    uint32_t method;
+    std::string body;
+  };
+  // Requests whose effect the MDS may answer for early: the mutations it replays safely
+  // with the same outcome. Opens and releases are not kept (a new instance has the open
+  // files re-sent: on_new_instance), nor inode range grants (never answered early).
+  static bool kept_if_early(uint32_t method);
+  // Keeps `body` when `reply` says it was answered early.
+  void keep_if_early(uint32_t method, const std::string& body, const rpc::Frame& reply);
+  // Everything kept up to `number` is safe (a kMdsSync sent after it was answered).
+  void forget_safe(uint64_t number);
+  // While mutations are kept: a kMdsSync every kSafetyInterval, which makes them safe.
+  awaitable<void> safety_loop(std::weak_ptr<bool> alive);
+  // Sends the kept mutations on `conn`, a new session, in order. Errors: a retryable one
+  // (they stay kept and go again on the next session).
+  awaitable<Status> resend_unsafe(const rpc::ConnectionPtr& conn, Clock::time_point deadline);
   // The connection to rank 0 with a session open on it. Errors: retryable ones.
   awaitable<Result<rpc::ConnectionPtr>> session_connection(Clock::time_point deadline);
   // A new map names another active MDS for rank 0 (its leader changed): drop the
@@ -317,6 +351,11 @@ class MdsSession {
   uint64_t deferred_sent_ = 0;
   uint64_t batches_sent_ = 0;
   uint64_t deferred_sent_back_ = 0;
+  std::deque<UnsafeRequest> unsafe_;
+  uint64_t unsafe_numbered_ = 0;
+  bool safety_running_ = false;
+  uint64_t early_replies_ = 0;
+  uint64_t unsafe_resent_ = 0;
 };
 
 }  // namespace dfs::client

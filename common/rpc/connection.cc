@@ -81,7 +81,7 @@ awaitable<Result<ConnectionPtr>> Connection::connect(tcp::endpoint endpoint,
 }
 
 awaitable<Result<Frame>> Connection::call(uint32_t method, std::string body, std::string data,
-                                          Duration timeout) {
+                                          Duration timeout, uint8_t flags) {
   if (!open_) co_return make_error(ErrorCode::kUnavailable, "connection to " + peer_address_ + " is closed");
   uint64_t id = next_request_id_++;
   auto pending = std::make_shared<PendingCall>(executor());
@@ -90,6 +90,7 @@ awaitable<Result<Frame>> Connection::call(uint32_t method, std::string body, std
 
   Frame frame;
   frame.header.kind = FrameKind::kRequest;
+  frame.header.flags = flags;
   frame.header.method = method;
   frame.header.request_id = id;
   frame.body = std::move(body);
@@ -269,6 +270,7 @@ void Connection::respond(const FrameHeader& request, Result<Reply> result) {
   frame.header.method = request.method;
   frame.header.request_id = request.request_id;
   if (result) {
+    frame.header.flags = result->flags;
     frame.body = std::move(result->body);
     frame.data = std::move(result->data);
   } else {

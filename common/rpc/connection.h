@@ -30,6 +30,7 @@ struct ConnectionOptions {
 struct Reply {
   std::string body;
   std::string data;
+  uint8_t flags = 0;  // the response frame's (kFlagRepliedEarly)
 };
 
 class Connection;
@@ -52,11 +53,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                                   ConnectionOptions options, PushHandler on_push,
                                                   Duration timeout);
 
-  // Sends a request and waits for its reply. A reply carrying an error status is
-  // returned as that error. Errors: kTimeout, kUnavailable (connection lost), or the
-  // peer's error.
+  // Sends a request (with frame `flags`) and waits for its reply. A reply carrying an
+  // error status is returned as that error. Errors: kTimeout, kUnavailable (connection
+  // lost), or the peer's error.
   awaitable<Result<Frame>> call(uint32_t method, std::string body, std::string data,
-                                Duration timeout);
+                                Duration timeout, uint8_t flags = 0);
 
   // Queues a one-way frame (no reply). Dropped silently if the connection is closed.
   void send(uint32_t method, std::string body, std::string data = {});

@@ -17,6 +17,14 @@ constexpr size_t kFrameHeaderBytes = 40;
 
 enum class FrameKind : uint8_t { kRequest = 1, kResponse = 2, kOneWay = 3 };
 
+// FrameHeader::flags (FORMAT.md). A request's: the caller keeps the request until it
+// learns its effect is durable and resends it after a failover, so the server may
+// answer early. A response's: it was answered before that.
+constexpr uint8_t kFlagMayReplyEarly = 0x01;
+constexpr uint8_t kFlagRepliedEarly = 0x01;
+// A request's: sent again to a new server after an earlier one answered it early.
+constexpr uint8_t kFlagResent = 0x02;
+
 struct FrameLimits {
   uint32_t max_body_bytes = 4u << 20;
   uint32_t max_data_bytes = 64u << 20;

@@ -181,7 +181,7 @@ awaitable<void> Committer::replicate_groups() {
     spawn_checked(io_, replicate(flight, group_command(std::move(writes), decided_on, applied),
                                  appended));
     // The next group is decided on this one, so it needs this one's Raft index.
-    co_await appended->wait();
+    if (co_await appended->wait() && may_reply_early_) reply_early(*flight);
   }
   writing_ = false;
 }
@@ -206,6 +206,23 @@ awaitable<void> Committer::replicate(std::shared_ptr<Flight> flight, proto::MdsL
     flight->outcome = ok_status();
   }
   settle_flights();
+}
+
+void Committer::set_early_replies(std::function<bool(const proto::MdsLogEntry&)> may_reply_early,
+                                  std::function<void(const Error&)> on_early_lost) {
+  may_reply_early_ = std::move(may_reply_early);
+  on_early_lost_ = std::move(on_early_lost);
+}
+
+void Committer::reply_early(Flight& flight) {
+  for (auto& p : flight.group) {
+    if (p->done.ready() || !may_reply_early_(p->entry)) continue;
+    // In the log of the leader, and decided on what it replied before: a failover
+    // loses it only with the leader, and its client then resends it.
+    p->done.set(true);
+    flight.replied_early = true;
+    ++stats_.early_replies;
+  }
 }
 
 void Committer::settle_flights() {
@@ -238,10 +255,16 @@ void Committer::settle_flights() {
       for (auto& listener : group_listeners_) listener();
     }
     durable_index_ = last_index_;
+    std::erase_if(settle_waiters_, [&](DurableWaiter& w) {
+      if (w.index > flight->id) return false;
+      w.done->set(outcome);
+      return true;
+    });
     if (!outcome) {
       // Not the leader any more, or the group stopped: the entries may still commit, so
       // the indexes are reloaded from the store before this replica leads again.
       spdlog::warn("metadata group not replicated: {}", outcome.error().to_string());
+      if (flight->replied_early && on_early_lost_) on_early_lost_(outcome.error());
     }
   }
   if (flights_.empty()) projected_command_.reset();
@@ -316,6 +339,12 @@ void Committer::on_sync_failed(const Error& failure) {
 }
 
 awaitable<Status> Committer::wait_durable() {
+  if (raft_) {
+    if (flights_.empty()) co_return ok_status();
+    auto done = std::make_shared<Completion<Status>>(io_);
+    settle_waiters_.push_back({flights_.back()->id, done});
+    co_return co_await done->wait();
+  }
   if (!sync_failure_) co_return sync_failure_;
   if (durable_index_ >= last_index_) co_return ok_status();
   auto done = std::make_shared<Completion<Status>>(io_);

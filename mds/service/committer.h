@@ -27,11 +27,14 @@
 // names the Raft index of the group before it as the state it was decided on; every
 // replica drops a group decided on another state than it has (an earlier leader's
 // group committed first, or the group before was dropped), and its requests fail with
-// kUnavailable, which clients resend. Replies are released in the order the groups
-// were decided: an error decided on a group in flight is not told before that group
-// committed. A replicated rank has no early ("unsafe") replies: replying once applied on
-// the leader, with clients resending uncommitted requests to a new leader, is not built
-// (docs/design.md, "Not built yet").
+// kUnavailable, which clients resend. Other than early replies, replies are released in
+// the order the groups were decided: an error decided on a group in flight is not told
+// before that group committed. Early ("unsafe") replies on a replicated rank: an entry whose client keeps
+// its request until it learns it is safe, and resends it to the next leader
+// (set_early_replies), is answered once its group is appended to the leader's log;
+// wait_durable() waits for the groups in flight to commit. A group with such replies
+// that is not replicated after all is reported (on_early_lost), so that the service
+// makes its clients resend.
 // Public methods run on the I/O executor.
 #pragma once
 
@@ -78,6 +81,8 @@ struct CommitterStats {
   uint64_t failed_entries = 0;  // rejected by their op (not logged)
   // Groups of a replicated rank decided while the one before was still in flight.
   uint64_t pipelined_groups = 0;
+  // Entries of a replicated rank answered before their group committed.
+  uint64_t early_replies = 0;
   uint64_t syncs = 0;
 };
 
@@ -103,14 +108,31 @@ class Committer {
 
   // Logs and applies the op set in `entry`; the committer fills index, now, new_ino and
   // layout. Returns the op's serialized reply once its entry is applied and logged (or
-  // durable, with reply_after_sync), or the op's error (nothing logged), or the store's
-  // error (kIoError, kReadOnly: the group failed and the store refuses writes until
-  // restart).
+  // durable, with reply_after_sync; a replicated rank: committed, or in the leader's log
+  // for an early reply), or the op's error (nothing logged), or the store's error
+  // (kIoError, kReadOnly: the group failed and the store refuses writes until restart;
+  // a replicated rank's kUnavailable: not replicated, resend).
   awaitable<Result<std::string>> submit(proto::MdsLogEntry entry);
 
-  // Waits until every entry applied so far is durable. Errors: the store's, when the
-  // log could not be made durable (what was applied may be lost in a power failure).
+  // Waits until every entry applied so far is durable (a replicated rank: every group
+  // decided so far has committed). Errors: the store's, when the log could not be made
+  // durable (what was applied may be lost in a power failure); a replicated rank's
+  // kUnavailable when a group was not replicated.
   awaitable<Status> wait_durable();
+
+  // A replicated rank's early replies: entries `may_reply_early` accepts are answered
+  // once their group is appended to the leader's log (see above); `on_early_lost` hears
+  // of a group answered so that was not replicated. Requires: before the first submit.
+  void set_early_replies(std::function<bool(const proto::MdsLogEntry&)> may_reply_early,
+                         std::function<void(const Error&)> on_early_lost);
+  // Whether every group decided so far has settled: a reply given now reflects no change
+  // that may still be lost. Always true for a single MDS.
+  bool settled() const { return flights_.empty(); }
+  // `base`, a reader of the store, with the groups in flight on top: what the leader's
+  // reads see. Valid until the next suspension point of the caller.
+  ProjectedView projected_view(const KvReader& base) const {
+    return ProjectedView(projected_, base);
+  }
 
   // Called on the I/O executor with each durable entry and its effects, in log order
   // (the service acts on orphans; tests record the log).
@@ -148,6 +170,7 @@ class Committer {
     Group group;
     uint64_t id;            // numbers its writes in projected_
     bool proposed = false;  // a group whose every entry failed proposes nothing
+    bool replied_early = false;
     std::optional<Status> outcome;
   };
   static constexpr size_t kMaxGroupsInFlight = 8;
@@ -165,6 +188,8 @@ class Committer {
                             std::shared_ptr<Completion<bool>> appended);
   // Releases the groups at the front of flights_ that settled, in order.
   void settle_flights();
+  // Answers the entries of `flight` may_reply_early_ accepts (it was appended).
+  void reply_early(Flight& flight);
   void count_entry(const proto::MdsLogEntry& entry);
   awaitable<void> syncer_loop();
   void start_syncer();
@@ -207,6 +232,10 @@ class Committer {
   // The Raft index of the newest group appended while groups are in flight.
   std::optional<uint64_t> projected_command_;
   bool flights_void_ = false;  // a group was dropped: the groups after it are void
+  std::function<bool(const proto::MdsLogEntry&)> may_reply_early_;
+  std::function<void(const Error&)> on_early_lost_;
+  // A replicated rank's wait_durable() callers, by the id of the newest flight then.
+  std::vector<DurableWaiter> settle_waiters_;
   Signal flight_settled_;
   std::vector<EntryListener> listeners_;
   std::vector<GroupListener> group_listeners_;

@@ -63,8 +63,9 @@ awaitable<std::vector<uint64_t>> MdsService::entry_inos(RequestNames& names) {
     auto find = [this, dir = dir, name = name](const KvReader& kv) {
       return find_dentry(kv, dir, name);
     };
-    auto found = find(store_->memory_reader());
+    auto found = find(committer_.projected_view(store_->memory_reader()));
     if (!found && found.error().code() == ErrorCode::kWouldBlock) {
+      co_await groups_settled();
       found = co_await run_blocking(blocking_, [&find, this] { return find(*store_); });
     }
     if (found && *found) inos.push_back((*found)->ino);

@@ -112,8 +112,9 @@ Result<proto::Inode> load_for_reply(const KvReader& kv, uint64_t ino, bool with_
 }  // namespace
 
 awaitable<Result<proto::Inode>> MdsService::read_inode(uint64_t ino, bool with_data) {
-  auto fast = load_for_reply(store_->memory_reader(), ino, with_data);
+  auto fast = load_for_reply(committer_.projected_view(store_->memory_reader()), ino, with_data);
   if (fast || fast.error().code() != ErrorCode::kWouldBlock) co_return fast;
+  co_await groups_settled();
   co_return co_await run_blocking(
       blocking_, [this, ino, with_data] { return load_for_reply(*store_, ino, with_data); });
 }
@@ -122,11 +123,19 @@ awaitable<MdsService::Reply> MdsService::serve_read(const ReadFn& read) {
   // Most reads find their keys in memory: answering them here saves two thread
   // hand-offs, which cost more than the read. Only a read that needs the disk goes to
   // the pool (the I/O thread never waits for the disk).
-  Reply fast = read(store_->memory_reader());
+  Reply fast = read(committer_.projected_view(store_->memory_reader()));
   if (fast || fast.error().code() != ErrorCode::kWouldBlock) co_return fast;
+  co_await groups_settled();
   const auto* r = &read;  // GCC 12: no closure temporaries in a co_await expression
   auto slow = [this, r] { return (*r)(*store_); };
   co_return co_await run_blocking(blocking_, std::move(slow));
+}
+
+awaitable<void> MdsService::groups_settled() {
+  // The pool reads the store alone, which holds only what has committed.
+  if (!committer_.settled()) {
+    ignore_error(co_await committer_.wait_durable(), "a read waits, it does not fail");
+  }
 }
 
 }  // namespace dfs::mds

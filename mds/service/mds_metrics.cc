@@ -29,6 +29,9 @@ void MdsService::collect_metrics(metrics::SampleWriter& w) const {
   w.counter("dfs_mds_commit_groups_pipelined_total",
             "groups of a replicated rank decided while the group before was in flight", rank,
             static_cast<double>(commits.pipelined_groups));
+  w.counter("dfs_mds_early_replies_total",
+            "requests a replicated rank answered before their group committed", rank,
+            static_cast<double>(commits.early_replies));
   w.gauge("dfs_mds_replicated", "1 when the rank is a Raft group, 0 for a single MDS",
           rank, replication_ ? 1 : 0);
 }

@@ -189,13 +189,15 @@ Duration MdsService::reconnect_wait() const {
   return lease_rules::reconnect_wait(options_.reconnect_grace, options_.session_timeout);
 }
 
-bool MdsService::held_back_by_previous_rights(uint32_t method, const std::string& client) const {
+bool MdsService::held_back_by_previous_rights(uint32_t method, const std::string& client,
+                                               bool resent) const {
   if (!waits_for_reconnects(method)) return false;
-  return (reconnect_.running() && cache_.holder() != client) || cache_.held_by_other_than(client);
+  return (!resent && reconnect_.running() && cache_.holder() != client) ||
+         cache_.held_by_other_than(client);
 }
 
-awaitable<void> MdsService::wait_for_previous_rights(const std::string& client) {
-  if (reconnect_.running() && cache_.holder() != client) co_await reconnect_.wait();
+awaitable<void> MdsService::wait_for_previous_rights(const std::string& client, bool resent) {
+  if (!resent && reconnect_.running() && cache_.holder() != client) co_await reconnect_.wait();
   if (serving_) co_await cache_.given_up_for(client);
 }
 
@@ -239,7 +241,7 @@ Result<std::string> MdsService::start() {
   server_ = std::make_unique<rpc::RpcServer>(executor_, conn_options);
   for (uint32_t method : kMdsMethods) {
     server_->handle(method, [this, method](rpc::ConnectionPtr conn, rpc::Frame frame) {
-      return handle(method, std::move(frame.body), std::move(conn));
+      return handle(method, std::move(frame.body), std::move(conn), frame.header.flags);
     });
   }
   if (replication_) {
@@ -262,6 +264,21 @@ Result<std::string> MdsService::start() {
         replication_->start(executor_, blocking_, *messenger_, *router_, options_.fs.rank));
     committer_.set_raft(&replication_->group(),
                         [r = replication_.get()] { return r->last_command_index(); });
+    if (!options_.committer.reply_after_sync) {
+      committer_.set_early_replies(
+          [this](const proto::MdsLogEntry& entry) {
+            const proto::MdsRequestHeader* header = request_header(entry);
+            if (!header || header->reqid().client().empty()) return false;
+            // Only what a resend to the next leader answers the same: not the inode
+            // numbers this leader picks (a create without a delegated number, a range
+            // delegated to the client).
+            if (entry.has_alloc_inos()) return false;
+            if (entry_allocates_ino(entry) && header->want_ino() == 0) return false;
+            const Session* session = sessions_.find(header->reqid().client());
+            return session && session->keeps_early_replies;
+          },
+          [this](const Error& why) { lose_early_replies(why); });
+    }
     ++background_running_;
     spawn_checked(executor_, leadership_loop());
   }
@@ -383,6 +400,11 @@ void MdsService::become_standby() {
   spdlog::info("{}: no longer active for rank {} (was at raft term {})", entity_,
                options_.fs.rank, serving_term_);
   serving_ = false;
+  // Clients open their sessions again wherever the rank is served next, this replica
+  // included should it lead again, and resend there what they were answered early.
+  for (const auto& [client, session] : sessions_.all()) {
+    if (auto conn = session.connection.lock()) conn->close(entity_ + " stopped serving");
+  }
   locks_.stop_serving();  // waiting lock requests ask the next active MDS
   cache_.clear();         // waiting session opens go to the next active MDS
   dir_rights_.clear();    // and so do requests waiting for a recall
@@ -391,6 +413,14 @@ void MdsService::become_standby() {
   orphans_.clear();
   purge_queue_.clear();
   spawn_checked(executor_, boot_loop());
+}
+
+void MdsService::lose_early_replies(const Error& why) {
+  if (!serving_) return;
+  spdlog::warn("{}: a metadata group answered early was not replicated ({}); serving again "
+               "as a new instance, to which clients resend it",
+               entity_, why.to_string());
+  become_standby();
 }
 
 awaitable<MdsService::Reply> MdsService::on_raft_status() {
@@ -432,8 +462,12 @@ awaitable<MdsService::Reply> MdsService::submit(proto::MdsLogEntry entry) {
 }
 
 awaitable<MdsService::Reply> MdsService::handle(uint32_t method, std::string body,
-                                                rpc::ConnectionPtr conn) {
-  co_return co_await serve(method, std::move(body), std::move(conn), Claims::kWait);
+                                                rpc::ConnectionPtr conn, uint8_t flags) {
+  Reply reply = co_await serve(method, std::move(body), std::move(conn), Claims::kWait, flags);
+  // Answered while groups are in flight: it may reflect changes a failover still loses
+  // (this request's own, answered early, or others' that reads see).
+  if (reply && !committer_.settled()) reply->flags |= rpc::kFlagRepliedEarly;
+  co_return reply;
 }
 
 namespace {
@@ -457,7 +491,8 @@ bool asks_to_share(uint32_t method, const std::string& body) {
 }  // namespace
 
 awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body,
-                                               rpc::ConnectionPtr conn, Claims claims) {
+                                               rpc::ConnectionPtr conn, Claims claims,
+                                               uint8_t flags) {
   // Reads carry seq 0 and run at once; mutations go through the dedup table.
   // Every MDS request but kMdsSession has the header as field 1.
   proto::MdsRequestHeader header;
@@ -468,8 +503,11 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
   std::string client = client_of(header, conn);
   // Checked before awaiting anything: outside a takeover's aftermath there is nothing to
   // wait for, and the request goes on without a coroutine of its own.
-  if (claims == Claims::kWait && held_back_by_previous_rights(method, client)) {
-    co_await wait_for_previous_rights(client);
+  // A mutation answered early by an earlier instance goes ahead of every other mount's
+  // request: its client answered the application already, and others may have read it.
+  const bool resent = (flags & rpc::kFlagResent) != 0;
+  if (claims == Claims::kWait && held_back_by_previous_rights(method, client, resent)) {
+    co_await wait_for_previous_rights(client, resent);
     if (!serving_) co_return unexpected(standby_error());
   }
   if (method == rpc::kMdsBatch) co_return co_await on_batch(std::move(body), std::move(conn));
@@ -500,6 +538,7 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
     if (!serving_) co_return unexpected(standby_error());
   }
   Session& session = sessions_.touch(client, conn, Clock::now());
+  if (flags & rpc::kFlagMayReplyEarly) session.keeps_early_replies = true;
   uint64_t seq = header.reqid().seq();
   bool mutating =
       method == rpc::kMdsSetAttr || method == rpc::kMdsMknod || method == rpc::kMdsSymlink ||

@@ -95,8 +95,12 @@ class MdsService {
   // No background loop or commit is running any more (after stop()).
   bool idle() const { return background_running_ == 0 && committer_.idle(); }
 
-  // Serves one request (what the RPC server calls). `conn` may be null (tests).
-  awaitable<Result<rpc::Reply>> handle(uint32_t method, std::string body, rpc::ConnectionPtr conn);
+  // Serves one request (what the RPC server calls). `conn` may be null (tests). `flags`:
+  // the request frame's; with kFlagMayReplyEarly the client keeps its mutations until
+  // it learns they are safe, so a replicated rank answers them early, and a reply given
+  // while groups are in flight carries kFlagRepliedEarly.
+  awaitable<Result<rpc::Reply>> handle(uint32_t method, std::string body, rpc::ConnectionPtr conn,
+                                       uint8_t flags = 0);
 
   // Serving clients: always for a single replica; for a replicated rank's replica,
   // while it is the active one.
@@ -119,8 +123,10 @@ class MdsService {
     kChecked,   // an item of a batch's group, claimed before the group started
   };
   // handle(), also for each item of a batch.
+  // `flags`: the request frame's. kFlagMayReplyEarly marks its session; kFlagResent (a
+  // mutation answered early by an earlier instance) passes the reconnect phase.
   awaitable<Reply> serve(uint32_t method, std::string body, rpc::ConnectionPtr conn,
-                         Claims claims);
+                         Claims claims, uint8_t flags = 0);
   // mds_service.cc: dispatch (dedup is in serve())
   awaitable<Reply> dispatch(uint32_t method, std::string body, std::string client);
   std::string client_of(const proto::MdsRequestHeader& header,
@@ -174,8 +180,9 @@ class MdsService {
   awaitable<Reply> on_getxattr(proto::GetXattrRequest req);
   awaitable<Reply> on_listxattr(proto::ListXattrRequest req);
   awaitable<Reply> on_statfs(proto::StatFsMdsRequest req);
-  // Runs `read` on the I/O thread against memory_reader(), and again on the pool when
-  // that needs the disk. `read` is the caller's local: it outlives the await (and GCC 12
+  // Runs `read` on the I/O thread against memory_reader() with the groups in flight on
+  // top (Committer::projected_view: what was answered early is seen), and again on the
+  // pool when that needs the disk, once those groups have settled. `read` is the caller's local: it outlives the await (and GCC 12
   // mishandles closure temporaries in a co_await expression).
   using ReadFn = std::function<Reply(const KvReader&)>;
   awaitable<Reply> serve_read(const ReadFn& read);
@@ -183,6 +190,9 @@ class MdsService {
   // `with_data`, an inline file's data is filled into the inode (for an open's reply or
   // a copy into object 0).
   awaitable<Result<proto::Inode>> read_inode(uint64_t ino, bool with_data = false);
+  // Returns once the groups decided so far have settled (at once when none is in
+  // flight): before a read on the pool, which sees the store without them.
+  awaitable<void> groups_settled();
 
   // handlers_file.cc: requests that touch data objects or open counts
   awaitable<Reply> on_mknod(proto::MknodRequest req, std::string client);
@@ -242,9 +252,11 @@ class MdsService {
   // still cover what it reads or changes: during the reconnect phase (except for the
   // mount that caches alone, and for session, lock and operator requests), and while
   // another mount that re-asserted exclusive caching after the takeover pushes what it
-  // deferred. wait_for_previous_rights() waits until that is over.
-  bool held_back_by_previous_rights(uint32_t method, const std::string& client) const;
-  awaitable<void> wait_for_previous_rights(const std::string& client);
+  // deferred. wait_for_previous_rights() waits until that is over. A `resent` mutation
+  // (answered early by an earlier instance) does not wait for the reconnect phase.
+  bool held_back_by_previous_rights(uint32_t method, const std::string& client,
+                                    bool resent) const;
+  awaitable<void> wait_for_previous_rights(const std::string& client, bool resent);
   // The lease a renewal or session open grants `client` (RenewReply.lease_ms): the
   // session timeout, cut short so that it ends before a recall of the client's rights
   // is due. A client that never got the recall (its connection broke) and is evicted
@@ -315,6 +327,9 @@ class MdsService {
   awaitable<void> leadership_loop();
   awaitable<void> become_active(raft::Term term);
   void become_standby();
+  // A group answered early was not replicated while this replica serves: it serves
+  // again as a new instance, so that the clients resend what they were answered.
+  void lose_early_replies(const Error& why);
   Error standby_error() const;
   awaitable<Reply> on_raft_status();  // kMdsRaftStatus
 

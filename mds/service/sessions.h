@@ -35,6 +35,9 @@ struct Session {
   bool evicting = false;  // its fence is being committed
   // The store records it (RecordSession): a later active MDS awaits it after a takeover.
   bool recorded = false;
+  // Its client keeps each mutation until it learns it is safe and resends it after a
+  // failover (requests with kFlagMayReplyEarly): a replicated rank may answer it early.
+  bool keeps_early_replies = false;
   std::map<uint64_t, std::shared_ptr<DedupSlot>> requests;  // by seq
 };
 

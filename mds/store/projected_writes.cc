@@ -2,14 +2,17 @@
 
 namespace dfs::mds {
 
-Result<std::optional<std::string>> ProjectedWrites::get(std::string_view key) const {
+Result<std::optional<std::string>> ProjectedWrites::get_over(const KvReader& base,
+                                                             std::string_view key) const {
   if (auto it = values_.find(key); it != values_.end()) return it->second;
-  return store_.get(key);
+  return base.get(key);
 }
 
-Result<std::vector<KeyValue>> ProjectedWrites::scan(std::string_view begin, std::string_view end,
-                                                    size_t limit) const {
-  return scan_with_overlays(store_, {&values_}, begin, end, limit);
+Result<std::vector<KeyValue>> ProjectedWrites::scan_over(const KvReader& base,
+                                                         std::string_view begin,
+                                                         std::string_view end,
+                                                         size_t limit) const {
+  return scan_with_overlays(base, {&values_}, begin, end, limit);
 }
 
 void ProjectedWrites::add(uint64_t group, const WriteBatch& writes) {

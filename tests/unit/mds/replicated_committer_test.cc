@@ -146,5 +146,52 @@ TEST_CASE("mds/replicated committer: groups pipeline on the writes of the groups
   CHECK(f.committer->last_index() == *read_counter(*f.store, kLogIndex));
 }
 
+TEST_CASE("mds/replicated committer: early replies, and wait_durable waits for the commit") {
+  ReplicatedFixture f;
+  std::vector<std::string> lost;
+  // Early replies for every entry but the ones named "safe*".
+  f.committer->set_early_replies(
+      [](const proto::MdsLogEntry& entry) { return entry.mknod().name().rfind("safe", 0) != 0; },
+      [&lost](const Error& why) { lost.push_back(why.to_string()); });
+  std::vector<std::string> names = {"early0", "early1", "safe0", "early2", "safe1"};
+  std::vector<std::optional<Result<std::string>>> results(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    asio::co_spawn(f.io, f.committer->submit(mkdir_entry(names[i])),
+                   [&results, i](std::exception_ptr e, Result<std::string> r) {
+                     if (e) std::rethrow_exception(e);
+                     results[i] = std::move(r);
+                   });
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto all_answered = [&] {
+    return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.has_value(); });
+  };
+  while (!all_answered() && std::chrono::steady_clock::now() < until) {
+    f.io.run_one_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(all_answered());
+  for (auto& r : results) DFS_CHECK_OK(*r);
+  // After the replies (fsync after the writes it covers): returns once everything decided
+  // has committed.
+  std::optional<Status> durable;
+  asio::co_spawn(f.io, f.committer->wait_durable(), [&](std::exception_ptr e, Status st) {
+    if (e) std::rethrow_exception(e);
+    durable = std::move(st);
+    CHECK(f.committer->settled());
+  });
+  while (!durable && std::chrono::steady_clock::now() < until) {
+    f.io.run_one_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(durable.has_value());
+  DFS_CHECK_OK(*durable);
+  CHECK(f.committer->stats().early_replies == 3);
+  CHECK(lost.empty());
+  for (const auto& name : names) {
+    auto dentry = find_dentry(*f.store, kRootIno, name);
+    DFS_REQUIRE_OK(dentry);
+    CHECK_MESSAGE(dentry->has_value(), name);
+  }
+}
+
 }  // namespace
 }  // namespace dfs::mds
