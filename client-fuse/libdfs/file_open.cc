@@ -488,6 +488,12 @@ awaitable<Status> FileClient::shutdown() {
     }
     co_await gather_bounded(std::move(drops), options_.max_parallel_objects);
   }
+  // The releases above, and changes deferred meanwhile, may have been answered early:
+  // the unmount returns once they are safe.
+  if (!unreachable && mds_.unsafe_kept() > 0) {
+    Status safe = co_await sync_metadata();
+    if (!safe) spdlog::warn("unmounting: the last sync failed: {}", safe.error().to_string());
+  }
   // Ends the session now: a mount left alone gets exclusive caching back at once.
   if (!unreachable) co_await mds_.close(Duration(2000));
   if (size_t unsent = mds_.deferred_queue().predicted(); unsent > 0) {

@@ -51,15 +51,16 @@ awaitable<Result<rpc::ConnectionPtr>> MdsSession::session_connection(Clock::time
   request.set_renews(true);
   request.set_wants_cache(wants_cache_);
   if (cache_claims_) cache_claims_(request);
+  // What an earlier leader answered early goes first, even before the session open: a
+  // new leader holds other mounts' requests until this one has opened its session, so
+  // these are applied ahead of them. A failure here has the next attempt do it all again.
+  Status resent = co_await resend_unsafe(conn, attempt);
+  if (!resent) co_return unexpected(std::move(resent).error());
   auto left = std::max(left_until(attempt), Duration(1));
   const auto sent = Clock::now();
   DFS_CO_AWAIT_TRY(auto frame, conn->call(rpc::kMdsSession, request.SerializeAsString(), {}, left,
                                           rpc::kFlagMayReplyEarly));
   auto reply = DFS_CO_TRY(rpc::parse_body<proto::SessionReply>(frame.body));
-  // Before anything else on this session, and before it counts as open (so that a
-  // failure here has the next attempt do it all again).
-  Status resent = co_await resend_unsafe(conn, attempt);
-  if (!resent) co_return unexpected(std::move(resent).error());
   bool restarted = session_conn_ && reply.mds_instance() != session_.mds_instance();
   if (session_conn_) {
     spdlog::info("mds session resumed on {} ({}{})", addr, mds->name(),
@@ -139,6 +140,12 @@ awaitable<void> MdsSession::close(Duration timeout) {
 }
 
 void MdsSession::report_fenced(const Error& error) {
+  // What the evicted session was answered early is the fenced mount's loss (the owner
+  // fails what it had not written), and a new session must not resend it.
+  if (!unsafe_.empty()) {
+    spdlog::warn("evicted with {} change(s) answered early not known safe", unsafe_.size());
+    unsafe_.clear();
+  }
   if (on_fenced_) on_fenced_(error);
 }
 
@@ -330,7 +337,7 @@ awaitable<void> MdsSession::safety_loop(std::weak_ptr<bool> alive) {
     stamp(request, Creds{}, false);
     auto synced = co_await call_with_retries(rpc::kMdsSync, request.SerializeAsString());
     if (!alive.lock()) co_return;
-    if (synced) forget_safe(kept);
+    if (synced) forget_safe(kept);  // kFenced: report_fenced() dropped them
   }
   safety_running_ = false;
 }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/raft/raft_group.h"
@@ -140,13 +141,13 @@ proto::MdsLogGroup group_command(WriteBatch writes, uint64_t decided_on,
 
 awaitable<void> Committer::replicate_groups() {
   while (!queue_.empty()) {
-    // Groups decided on a dropped one are void: decide again only on the committed
-    // state, once every group in flight has settled. Otherwise a few groups may be in
-    // flight at once.
-    while (flights_void_ ? !flights_.empty() : flights_.size() >= kMaxGroupsInFlight) {
+    // After a group that was not replicated, decide again only on the committed state,
+    // once every group in flight has settled. Otherwise a few groups may be in flight
+    // at once.
+    while (void_after_ ? !flights_.empty() : flights_.size() >= kMaxGroupsInFlight) {
       co_await flight_settled_.wait(Duration(100));
     }
-    flights_void_ = false;
+    void_after_.reset();
     Group group = take_group();
     auto flight = std::make_shared<Flight>(std::move(group), next_flight_++);
     flights_.push_back(flight);
@@ -180,8 +181,13 @@ awaitable<void> Committer::replicate_groups() {
     auto appended = std::make_shared<Completion<bool>>(io_);
     spawn_checked(io_, replicate(flight, group_command(std::move(writes), decided_on, applied),
                                  appended));
-    // The next group is decided on this one, so it needs this one's Raft index.
-    if (co_await appended->wait() && may_reply_early_) reply_early(*flight);
+    // The next group is decided on this one, so it needs this one's Raft index. One that
+    // never reached the log voids the groups after it: decide again once they settled.
+    if (!co_await appended->wait()) {
+      void_after_ = std::min(void_after_.value_or(flight->id), flight->id);
+    } else if (may_reply_early_) {
+      reply_early(*flight);
+    }
   }
   writing_ = false;
 }
@@ -202,6 +208,18 @@ awaitable<void> Committer::replicate(std::shared_ptr<Flight> flight, proto::MdsL
     flight->outcome = make_error(ErrorCode::kUnavailable,
                                  "the group was decided on a state a group of an earlier "
                                  "leader changed; resend");
+    // Only a group decided before an earlier leader's group committed is dropped, and a
+    // serving leader has applied every group before its term: its groups in flight
+    // follow each other in its log, each decided on the one before. Were one dropped
+    // anyway, those proposed after it would apply without its writes.
+    const bool followed = std::any_of(flights_.begin(), flights_.end(), [&](const auto& f) {
+      return f->id > flight->id && f->proposed;
+    });
+    if (followed) {
+      spdlog::critical("metadata group {} was dropped with groups decided on it already "
+                       "proposed: they apply without its writes",
+                       flight->id);
+    }
   } else {
     flight->outcome = ok_status();
   }
@@ -216,7 +234,8 @@ void Committer::set_early_replies(std::function<bool(const proto::MdsLogEntry&)>
 
 void Committer::reply_early(Flight& flight) {
   for (auto& p : flight.group) {
-    if (p->done.ready() || !may_reply_early_(p->entry)) continue;
+    // Errors wait for the commit: one decided on a group that is then dropped is void.
+    if (p->done.ready() || !p->result || !may_reply_early_(p->entry)) continue;
     // In the log of the leader, and decided on what it replied before: a failover
     // loses it only with the leader, and its client then resends it.
     p->done.set(true);
@@ -231,16 +250,18 @@ void Committer::settle_flights() {
     flights_.pop_front();
     projected_.settle(flight->id);
     Status outcome = *flight->outcome;
-    // A group after a dropped one was decided on it. One that proposed nothing is
-    // failed here; one that did is dropped by the replicas (its decided_on no longer
-    // matches) and fails on its own.
-    if (outcome && flights_void_ && !flight->proposed) {
+    // A group after one that was not replicated was decided on it: one that proposed
+    // nothing (every entry failed) is void, its errors too; one that did fails when its
+    // predecessor's term ends, or, proposed in the same term, commits after it.
+    if (outcome && void_after_ && flight->id > *void_after_ && !flight->proposed) {
       outcome = make_error(ErrorCode::kUnavailable,
                            "the group was decided on a group that was not replicated; resend");
     }
-    if (!outcome) flights_void_ = true;
+    if (!outcome) void_after_ = std::min(void_after_.value_or(flight->id), flight->id);
     for (auto& p : flight->group) {
-      if (p->result && !outcome) p->result = outcome.error();
+      // Every entry of a group not replicated fails retryably, those its op refused as
+      // well (refused on a state that may not hold), unless it was answered early.
+      if (!outcome) p->result = outcome.error();
       if (p->result) {
         last_index_ = std::max(last_index_, p->entry.index());
         count_entry(p->entry);

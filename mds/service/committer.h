@@ -26,15 +26,17 @@
 // the groups in flight on top (ProjectedWrites, up to kMaxGroupsInFlight groups), and
 // names the Raft index of the group before it as the state it was decided on; every
 // replica drops a group decided on another state than it has (an earlier leader's
-// group committed first, or the group before was dropped), and its requests fail with
-// kUnavailable, which clients resend. Other than early replies, replies are released in
-// the order the groups were decided: an error decided on a group in flight is not told
-// before that group committed. Early ("unsafe") replies on a replicated rank: an entry whose client keeps
-// its request until it learns it is safe, and resends it to the next leader
-// (set_early_replies), is answered once its group is appended to the leader's log;
-// wait_durable() waits for the groups in flight to commit. A group with such replies
-// that is not replicated after all is reported (on_early_lost), so that the service
-// makes its clients resend.
+// group committed first), and its requests fail with kUnavailable, which clients
+// resend. After a group that fails, nothing is decided until the groups in flight have
+// settled. Other than early replies, replies are released in the order the groups were
+// decided: an error decided on a group in flight is not told before that group
+// committed.
+//
+// Early ("unsafe") replies: an entry whose client keeps its request until it learns it
+// is safe, and resends it to the next leader (set_early_replies), is answered once its
+// group is appended to the leader's log; wait_durable() waits for the groups in flight
+// to commit. A group with such replies that is not replicated after all is reported
+// (on_early_lost), so that the service makes its clients resend.
 // Public methods run on the I/O executor.
 #pragma once
 
@@ -231,7 +233,8 @@ class Committer {
   uint64_t next_flight_ = 1;
   // The Raft index of the newest group appended while groups are in flight.
   std::optional<uint64_t> projected_command_;
-  bool flights_void_ = false;  // a group was dropped: the groups after it are void
+  // A group that was not replicated: the groups decided after it are void.
+  std::optional<uint64_t> void_after_;
   std::function<bool(const proto::MdsLogEntry&)> may_reply_early_;
   std::function<void(const Error&)> on_early_lost_;
   // A replicated rank's wait_durable() callers, by the id of the newest flight then.

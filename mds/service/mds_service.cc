@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <random>
 
 #include "common/proto/mon.pb.h"
@@ -274,6 +275,9 @@ Result<std::string> MdsService::start() {
             // delegated to the client).
             if (entry.has_alloc_inos()) return false;
             if (entry_allocates_ino(entry) && header->want_ino() == 0) return false;
+            // Nor opens, which mounts do not keep (they open their files again at a new
+            // instance), and an open may truncate.
+            if (entry.has_open()) return false;
             const Session* session = sessions_.find(header->reqid().client());
             return session && session->keeps_early_replies;
           },
@@ -416,9 +420,21 @@ void MdsService::become_standby() {
 }
 
 void MdsService::lose_early_replies(const Error& why) {
-  if (!serving_) return;
-  spdlog::warn("{}: a metadata group answered early was not replicated ({}); serving again "
-               "as a new instance, to which clients resend it",
+  if (!serving_ || stopping_) return;  // a stop cancels the groups in flight
+  auto status = replication_->status();
+  if (status.role == raft::Role::kLeader && status.term == serving_term_ && !status.failed) {
+    // Not a lost leadership (the usual way a group fails, and then clients resend to the
+    // next leader): the group was refused while this replica leads on. Its clients were
+    // answered and must resend, so this replica must not serve them on as if it had
+    // logged it: it stops, and the next leader takes their resends.
+    spdlog::critical("{}: a metadata group answered early was not replicated while this "
+                     "replica leads ({}); stopping",
+                     entity_, why.to_string());
+    spdlog::default_logger()->flush();
+    std::abort();
+  }
+  spdlog::warn("{}: a metadata group answered early was not replicated ({}); clients resend "
+               "it to the next leader",
                entity_, why.to_string());
   become_standby();
 }

@@ -327,8 +327,9 @@ class MdsService {
   awaitable<void> leadership_loop();
   awaitable<void> become_active(raft::Term term);
   void become_standby();
-  // A group answered early was not replicated while this replica serves: it serves
-  // again as a new instance, so that the clients resend what they were answered.
+  // A group answered early was not replicated while this replica serves: it stops
+  // serving (it lost its leadership: become_standby), so that its clients resend what
+  // they were answered to the next leader; one that still leads stops the process.
   void lose_early_replies(const Error& why);
   Error standby_error() const;
   awaitable<Reply> on_raft_status();  // kMdsRaftStatus
@@ -345,7 +346,7 @@ class MdsService {
   std::unique_ptr<MetaStore> store_;
   std::unique_ptr<DataObjects> data_;
   Committer committer_;
-  SessionTable sessions_;
+  SessionTable sessions_{kRememberedRequests};
   LockService locks_;
   ExclusiveCache cache_;
   DirRights dir_rights_;  // after cache_, whose sequence numbers it uses

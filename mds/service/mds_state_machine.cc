@@ -68,19 +68,16 @@ std::string MdsStateMachine::apply(raft::Index index, std::string_view command) 
     }
     batch = txn.batch();
   }
-  // A dropped group changes nothing, its command index included: a group the leader
-  // decided on it (pipelined) names its index and must be dropped too.
-  const bool dropped = result == kStaleGroup;
   GroupTxn counters(store_);
   counters.begin_entry();
   MetaWriter(counters).set_counter(kRaftApplied, index);
-  if (!dropped) MetaWriter(counters).set_counter(kRaftLastCommand, index);
+  MetaWriter(counters).set_counter(kRaftLastCommand, index);
   counters.commit_entry();
   for (auto& op : counters.batch().take_ops()) batch.put(std::move(op.key), std::move(op.value));
   Status written = store_.write(batch, /*sync=*/false);
   if (!written) fail_stop(index, "store write failed: " + written.error().to_string());
   applied_ = index;
-  if (!dropped) last_command_ = index;
+  last_command_ = index;
   return result;
 }
 

@@ -4,8 +4,7 @@
 // command), applied here with apply_entry in one GroupTxn; either only if the group was
 // decided on the state this replica has (no command applied since the one the leader
 // had applied last, `last_command_index()`), otherwise every replica drops it and the
-// proposer hears kStaleGroup. A dropped group does not count as a command applied: a
-// group the leader decided on it names its index, and is dropped as well. The Raft index is recorded with the writes and the batch
+// proposer hears kStaleGroup. The Raft index is recorded with the writes and the batch
 // written to the store without a sync: the Raft log is what makes entries durable.
 // After a crash the group replays its log from the last snapshot; entries at or below
 // the store's recorded Raft index are skipped, so a replay never applies an entry

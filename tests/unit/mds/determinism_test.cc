@@ -414,27 +414,6 @@ TEST_CASE("mds/state machine: replicas writing the leader's group writes reach i
     CHECK(replicated_state(*leader) == expected);
     CHECK(dump_store(*follower) == dump_store(*leader));
     CHECK(on_follower.applied_index() == index);
-
-    // The leader pipelined a group on the dropped one: it names the dropped group's
-    // index, which is not a command any replica applied, so it is dropped as well.
-    const raft::Index dropped = index;
-    CHECK(on_leader.last_command_index() == dropped - 1);
-    proto::MdsLogGroup after;
-    after.set_decided_on(dropped);
-    auto* w2 = after.add_writes();
-    w2->set_key(inode_key(0xbeef));
-    w2->set_value("decided on the dropped group");
-    ++index;
-    CHECK(on_leader.apply(index, after.SerializeAsString()) == MdsStateMachine::kStaleGroup);
-    CHECK(on_follower.apply(index, after.SerializeAsString()) == MdsStateMachine::kStaleGroup);
-    CHECK(replicated_state(*leader) == expected);
-    // A group decided on the last command applied still applies.
-    after.set_decided_on(on_leader.last_command_index());
-    ++index;
-    CHECK(on_leader.apply(index, after.SerializeAsString()).empty());
-    CHECK(on_follower.apply(index, after.SerializeAsString()).empty());
-    CHECK(on_leader.last_command_index() == index);
-    CHECK(dump_store(*follower) == dump_store(*leader));
   }
   SUBCASE("a replica restored from a snapshot taken at a no-op agrees on the last command") {
     // Raft's own entries (a new leader's no-op) never reach apply(), but a snapshot may
