@@ -14,6 +14,8 @@
 namespace dfs::mds {
 namespace {
 
+using test::mkdir_entry;
+
 // A memory store whose sync() blocks until the test opens the gate, and can fail.
 class GatedStore final : public MetaStore {
  public:
@@ -55,16 +57,6 @@ class GatedStore final : public MetaStore {
   bool open_ = false;
   bool fail_ = false;
 };
-
-proto::MdsLogEntry mkdir_entry(const std::string& name) {
-  proto::MdsLogEntry entry;
-  auto* req = entry.mutable_mknod();
-  req->set_parent(kRootIno);
-  req->set_name(name);
-  req->set_mode(S_IFDIR | 0755);
-  req->set_exclusive(true);
-  return entry;
-}
 
 struct Fixture {
   explicit Fixture(CommitterOptions options = {})

@@ -18,6 +18,16 @@ TempDir::~TempDir() {
   if (!getenv("DFS_KEEP_TEST_DIR")) std::filesystem::remove_all(path, ec);
 }
 
+proto::MdsLogEntry mkdir_entry(const std::string& name) {
+  proto::MdsLogEntry entry;
+  auto* req = entry.mutable_mknod();
+  req->set_parent(kRootIno);
+  req->set_name(name);
+  req->set_mode(S_IFDIR | 0755);
+  req->set_exclusive(true);
+  return entry;
+}
+
 std::map<std::string, std::string> dump_store(const KvReader& kv) {
   auto all = kv.scan(std::string(), std::string(1, '\xff'), SIZE_MAX);
   REQUIRE(all.has_value());

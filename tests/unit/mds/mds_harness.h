@@ -31,6 +31,9 @@ struct TempDir {
   std::string path;
 };
 
+// A log entry for the committer: an exclusive mkdir of `name` in the root.
+proto::MdsLogEntry mkdir_entry(const std::string& name);
+
 // A store's whole content, for equality checks.
 std::map<std::string, std::string> dump_store(const KvReader& kv);
 // The first key two dumps disagree on, with both values escaped ("" when equal), so

@@ -18,17 +18,8 @@
 namespace dfs::mds {
 namespace {
 
+using test::mkdir_entry;
 using test::TempDir;
-
-proto::MdsLogEntry mkdir_entry(const std::string& name) {
-  proto::MdsLogEntry entry;
-  auto* req = entry.mutable_mknod();
-  req->set_parent(kRootIno);
-  req->set_name(name);
-  req->set_mode(S_IFDIR | 0755);
-  req->set_exclusive(true);
-  return entry;
-}
 
 struct ReplicatedFixture {
   ReplicatedFixture() {
