@@ -519,8 +519,8 @@ awaitable<MdsService::Reply> MdsService::serve(uint32_t method, std::string body
   std::string client = client_of(header, conn);
   // Checked before awaiting anything: outside a takeover's aftermath there is nothing to
   // wait for, and the request goes on without a coroutine of its own.
-  // A mutation answered early by an earlier instance goes ahead of every other mount's
-  // request: its client answered the application already, and others may have read it.
+  // A mutation answered early by an earlier instance does not wait for the reconnect
+  // phase: its client answered the application already, and others may have read it.
   const bool resent = (flags & rpc::kFlagResent) != 0;
   if (claims == Claims::kWait && held_back_by_previous_rights(method, client, resent)) {
     co_await wait_for_previous_rights(client, resent);

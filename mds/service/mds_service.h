@@ -182,8 +182,9 @@ class MdsService {
   awaitable<Reply> on_statfs(proto::StatFsMdsRequest req);
   // Runs `read` on the I/O thread against memory_reader() with the groups in flight on
   // top (Committer::projected_view: what was answered early is seen), and again on the
-  // pool when that needs the disk, once those groups have settled. `read` is the caller's local: it outlives the await (and GCC 12
-  // mishandles closure temporaries in a co_await expression).
+  // pool when that needs the disk, once those groups have settled. `read` is the
+  // caller's local: it outlives the await (and GCC 12 mishandles closure temporaries in
+  // a co_await expression).
   using ReadFn = std::function<Reply(const KvReader&)>;
   awaitable<Reply> serve_read(const ReadFn& read);
   // load_inode the same way: from memory on the I/O thread, else on the pool. With
