@@ -177,6 +177,7 @@ awaitable<void> Committer::replicate_groups() {
     WriteBatch writes = scratch.batch();
     projected_.add(flight->id, writes);
     flight->proposed = true;
+    flight->early_client = sole_early_client(flight->group);
     ++stats_.groups;
     auto appended = std::make_shared<Completion<bool>>(io_);
     spawn_checked(io_, replicate(flight, group_command(std::move(writes), decided_on, applied),
@@ -185,8 +186,9 @@ awaitable<void> Committer::replicate_groups() {
     // never reached the log voids the groups after it: decide again once they settled.
     if (!co_await appended->wait()) {
       void_after_ = std::min(void_after_.value_or(flight->id), flight->id);
-    } else if (may_reply_early_) {
-      reply_early(*flight);
+    } else {
+      flight->appended = true;
+      reply_early_in_order();
     }
   }
   writing_ = false;
@@ -232,15 +234,54 @@ void Committer::set_early_replies(std::function<bool(const proto::MdsLogEntry&)>
   on_early_lost_ = std::move(on_early_lost);
 }
 
-void Committer::reply_early(Flight& flight) {
-  for (auto& p : flight.group) {
-    // Errors wait for the commit: one decided on a group that is then dropped is void.
-    if (p->done.ready() || !p->result || !may_reply_early_(p->entry)) continue;
-    // In the log of the leader, and decided on what it replied before: a failover
-    // loses it only with the leader, and its client then resends it.
-    p->done.set(true);
-    flight.replied_early = true;
-    ++stats_.early_replies;
+std::optional<std::string> Committer::sole_early_client(const Group& group) const {
+  if (!may_reply_early_) return std::nullopt;
+  std::string client;
+  for (const auto& p : group) {
+    if (!p->result) continue;  // an error changes nothing, and waits for the commit
+    const proto::MdsRequestHeader* header = request_header(p->entry);
+    if (!header) continue;  // the MDS's own
+    const std::string& of = header->reqid().client();
+    if (of.empty() || !may_reply_early_(p->entry)) return std::nullopt;
+    if (!client.empty() && client != of) return std::nullopt;
+    client = of;
+  }
+  return client;
+}
+
+namespace {
+
+// Whether a group's early_client leaves `client` the only client with changes in it.
+bool only_of(const std::optional<std::string>& early_client, const std::string& client) {
+  return early_client && (early_client->empty() || *early_client == client);
+}
+
+}  // namespace
+
+bool Committer::unsettled_only_of(const std::string& client) const {
+  return std::all_of(flights_.begin(), flights_.end(),
+                     [&](const auto& f) { return only_of(f->early_client, client); });
+}
+
+void Committer::reply_early_in_order() {
+  std::string client;  // the first with changes in flight
+  for (auto& flight : flights_) {
+    // A group refused by Raft is lost: neither it nor one after it is answered early.
+    const bool failed = flight->outcome && !*flight->outcome;
+    if (!flight->early_client || !flight->appended || failed) return;
+    if (client.empty()) client = *flight->early_client;
+    if (!only_of(flight->early_client, client)) return;
+    if (flight->replied_early) continue;
+    for (auto& p : flight->group) {
+      // Errors wait for the commit: one decided on a group that is then dropped is void.
+      // So do the MDS's own entries.
+      if (p->done.ready() || !p->result || !request_header(p->entry)) continue;
+      // In the log of the leader, and decided on what its client was answered before:
+      // a failover loses it only with the leader, and its client then resends it.
+      p->done.set(true);
+      flight->replied_early = true;
+      ++stats_.early_replies;
+    }
   }
 }
 
@@ -289,6 +330,8 @@ void Committer::settle_flights() {
     }
   }
   if (flights_.empty()) projected_command_.reset();
+  // A client's groups held back by another's that settled now may be answered early.
+  reply_early_in_order();
   flight_settled_.notify();
 }
 

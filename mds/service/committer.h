@@ -36,7 +36,16 @@
 // is safe, and resends it to the next leader (set_early_replies), is answered once its
 // group is appended to the leader's log; wait_durable() waits for the groups in flight
 // to commit. A group with such replies that is not replicated after all is reported
-// (on_early_lost), so that the service makes its clients resend.
+// (on_early_lost), so that the service makes its clients resend. A client resends only
+// its own requests, in its own order, and a new leader applies the resends of several
+// clients in the order they arrive. So a group is answered early only while it and
+// every group in flight before it hold nothing but one client's entries that may be
+// answered early, those before it answered already: a resend then never lands on a
+// state other than the one its answer was decided on. Other clients' entries wait for
+// their commit, and their reads see committed state only (unsettled_only_of). The
+// MDS's own entries (purges, session records, orphans: no request header) count as
+// nobody's: no client's change depends on them, and a new leader makes them again from
+// the replicated state.
 // Public methods run on the I/O executor.
 #pragma once
 
@@ -130,6 +139,10 @@ class Committer {
   // Whether every group decided so far has settled: a reply given now reflects no change
   // that may still be lost. Always true for a single MDS.
   bool settled() const { return flights_.empty(); }
+  // Whether every group in flight holds only `client`'s entries that are answered early
+  // (all of them, but for the newest group while it is being appended): what a read of
+  // `client` may see on top of the committed state. True when none is in flight.
+  bool unsettled_only_of(const std::string& client) const;
   // `base`, a reader of the store, with the groups in flight on top: what the leader's
   // reads see. Valid until the next suspension point of the caller.
   ProjectedView projected_view(const KvReader& base) const {
@@ -172,6 +185,11 @@ class Committer {
     Group group;
     uint64_t id;            // numbers its writes in projected_
     bool proposed = false;  // a group whose every entry failed proposes nothing
+    bool appended = false;  // in the leader's log
+    // Set when the entries of the group that applied are one client's, each one
+    // may_reply_early_ accepts, and the MDS's own: that client (empty with the MDS's
+    // own entries only). Unset: never answered early.
+    std::optional<std::string> early_client;
     bool replied_early = false;
     std::optional<Status> outcome;
   };
@@ -190,8 +208,11 @@ class Committer {
                             std::shared_ptr<Completion<bool>> appended);
   // Releases the groups at the front of flights_ that settled, in order.
   void settle_flights();
-  // Answers the entries of `flight` may_reply_early_ accepts (it was appended).
-  void reply_early(Flight& flight);
+  // Flight::early_client of `group`.
+  std::optional<std::string> sole_early_client(const Group& group) const;
+  // Answers early, from the oldest group in flight on, the groups that are in the log
+  // and hold only one client's entries that may be answered early (see above).
+  void reply_early_in_order();
   void count_entry(const proto::MdsLogEntry& entry);
   awaitable<void> syncer_loop();
   void start_syncer();

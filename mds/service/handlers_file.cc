@@ -58,7 +58,7 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
         const uint64_t ino = file.front();
         co_await dir_rights_.claim(client, std::move(file), "an open of " + client);
         if (!serving_) co_return unexpected(standby_error());
-        auto now = co_await read_inode(ino, /*with_data=*/true);
+        auto now = co_await read_inode(client, ino, /*with_data=*/true);
         if (!now) co_return unexpected(std::move(now).error());
         *made.mutable_inode() = std::move(*now);
       }
@@ -73,20 +73,21 @@ awaitable<MdsService::Reply> MdsService::on_mknod(proto::MknodRequest req, std::
   co_return reply;
 }
 
-awaitable<MdsService::Reply> MdsService::on_setattr(proto::SetAttrRequest req) {
+awaitable<MdsService::Reply> MdsService::on_setattr(proto::SetAttrRequest req,
+                                                    std::string client) {
   // A grow_only size change moves no data (its op refuses one that would).
   bool sized = (req.valid() & proto::SET_ATTR_SIZE) && !req.grow_only();
   uint64_t ino = req.ino(), size = req.size();
   proto::MdsLogEntry entry;
   *entry.mutable_setattr() = std::move(req);
   if (!sized) co_return co_await submit(std::move(entry));
-  co_return co_await truncating_op(std::move(entry), ino, size);
+  co_return co_await truncating_op(std::move(entry), ino, size, std::move(client));
 }
 
 awaitable<MdsService::Reply> MdsService::truncating_op(proto::MdsLogEntry entry, uint64_t ino,
-                                                       uint64_t new_size) {
+                                                       uint64_t new_size, std::string client) {
   for (int attempt = 1;; ++attempt) {
-    auto found = co_await read_inode(ino, /*with_data=*/true);
+    auto found = co_await read_inode(client, ino, /*with_data=*/true);
     if (!found) co_return unexpected(std::move(found).error());
     const proto::Inode& inode = *found;
     if (is_reg(inode) && !inode.inline_() && new_size < inode.size()) {
@@ -137,11 +138,11 @@ awaitable<MdsService::Reply> MdsService::on_open(proto::OpenRequest req, std::st
   if (req.flags() & O_TRUNC) {
     proto::MdsLogEntry entry;
     *entry.mutable_open() = std::move(req);
-    reply = co_await truncating_op(std::move(entry), ino, 0);
+    reply = co_await truncating_op(std::move(entry), ino, 0, client);
     proto::InodeReply opened;  // small: a truncated file has no data
     unlinked = reply && opened.ParseFromString(reply->body) && opened.inode().nlink() == 0;
   } else {
-    auto inode = co_await read_inode(ino, /*with_data=*/true);
+    auto inode = co_await read_inode(client, ino, /*with_data=*/true);
     if (inode) {
       unlinked = inode->nlink() == 0;
       proto::InodeReply r;
@@ -211,10 +212,11 @@ awaitable<MdsService::Reply> MdsService::on_release(proto::ReleaseRequest req, s
   co_return rpc::make_reply(proto::Empty());
 }
 
-awaitable<MdsService::Reply> MdsService::on_uninline(proto::UninlineRequest req) {
+awaitable<MdsService::Reply> MdsService::on_uninline(proto::UninlineRequest req,
+                                                     std::string client) {
   uint64_t ino = req.ino();
   for (int attempt = 1;; ++attempt) {
-    auto found = co_await read_inode(ino, /*with_data=*/true);
+    auto found = co_await read_inode(client, ino, /*with_data=*/true);
     if (!found) co_return unexpected(std::move(found).error());
     if (!is_reg(*found)) co_return make_error(ErrorCode::kInvalidArgument, "not a regular file");
     if (!found->inline_()) {

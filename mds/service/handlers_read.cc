@@ -42,7 +42,7 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
                            {req.read_files().begin(), req.read_files().end()});
   }
   end_reconnect_phase_if_due();
-  auto root = co_await read_inode(kRootIno);
+  auto root = co_await read_inode(client, kRootIno);
   if (!root) co_return unexpected(std::move(root).error());
   proto::SessionReply reply;
   *reply.mutable_root() = std::move(*root);
@@ -62,39 +62,43 @@ awaitable<MdsService::Reply> MdsService::on_session(proto::SessionRequest req, s
   co_return rpc::make_reply(reply);
 }
 
-awaitable<MdsService::Reply> MdsService::on_lookup(proto::LookupRequest req) {
+awaitable<MdsService::Reply> MdsService::on_lookup(proto::LookupRequest req, std::string client) {
   ReadFn read = [&req](const KvReader& kv) { return to_reply(op_lookup(kv, req)); };
-  co_return co_await serve_read(read);
+  co_return co_await serve_read(read, client);
 }
 
-awaitable<MdsService::Reply> MdsService::on_getattr(proto::GetAttrRequest req) {
+awaitable<MdsService::Reply> MdsService::on_getattr(proto::GetAttrRequest req, std::string client) {
   ReadFn read = [&req](const KvReader& kv) { return to_reply(op_getattr(kv, req)); };
-  co_return co_await serve_read(read);
+  co_return co_await serve_read(read, client);
 }
 
-awaitable<MdsService::Reply> MdsService::on_readlink(proto::ReadlinkRequest req) {
+awaitable<MdsService::Reply> MdsService::on_readlink(proto::ReadlinkRequest req,
+                                                     std::string client) {
   ReadFn read = [&req](const KvReader& kv) { return to_reply(op_readlink(kv, req)); };
-  co_return co_await serve_read(read);
+  co_return co_await serve_read(read, client);
 }
 
-awaitable<MdsService::Reply> MdsService::on_readdir(proto::ReaddirRequest req) {
+awaitable<MdsService::Reply> MdsService::on_readdir(proto::ReaddirRequest req, std::string client) {
   ReadFn read = [&req](const KvReader& kv) { return to_reply(op_readdir(kv, req)); };
-  co_return co_await serve_read(read);
+  co_return co_await serve_read(read, client);
 }
 
-awaitable<MdsService::Reply> MdsService::on_getxattr(proto::GetXattrRequest req) {
+awaitable<MdsService::Reply> MdsService::on_getxattr(proto::GetXattrRequest req,
+                                                     std::string client) {
   ReadFn read = [&req](const KvReader& kv) { return to_reply(op_getxattr(kv, req)); };
-  co_return co_await serve_read(read);
+  co_return co_await serve_read(read, client);
 }
 
-awaitable<MdsService::Reply> MdsService::on_listxattr(proto::ListXattrRequest req) {
+awaitable<MdsService::Reply> MdsService::on_listxattr(proto::ListXattrRequest req,
+                                                      std::string client) {
   ReadFn read = [&req](const KvReader& kv) { return to_reply(op_listxattr(kv, req)); };
-  co_return co_await serve_read(read);
+  co_return co_await serve_read(read, client);
 }
 
-awaitable<MdsService::Reply> MdsService::on_statfs(proto::StatFsMdsRequest /*req*/) {
+awaitable<MdsService::Reply> MdsService::on_statfs(proto::StatFsMdsRequest /*req*/,
+                                                   std::string client) {
   ReadFn read = [](const KvReader& kv) { return to_reply(op_statfs(kv)); };
-  co_return co_await serve_read(read);
+  co_return co_await serve_read(read, client);
 }
 
 namespace {
@@ -111,19 +115,38 @@ Result<proto::Inode> load_for_reply(const KvReader& kv, uint64_t ino, bool with_
 
 }  // namespace
 
-awaitable<Result<proto::Inode>> MdsService::read_inode(uint64_t ino, bool with_data) {
-  auto fast = load_for_reply(committer_.projected_view(store_->memory_reader()), ino, with_data);
+awaitable<Result<proto::Inode>> MdsService::read_inode(const std::string& client,
+                                                       uint64_t ino, bool with_data) {
+  const KvReader& memory = store_->memory_reader();
+  Result<proto::Inode> fast;
+  if (committer_.unsettled_only_of(client)) {
+    fast = load_for_reply(committer_.projected_view(memory), ino, with_data);
+  } else {
+    co_await groups_settled();
+    fast = load_for_reply(memory, ino, with_data);
+  }
   if (fast || fast.error().code() != ErrorCode::kWouldBlock) co_return fast;
   co_await groups_settled();
   co_return co_await run_blocking(
       blocking_, [this, ino, with_data] { return load_for_reply(*store_, ino, with_data); });
 }
 
-awaitable<MdsService::Reply> MdsService::serve_read(const ReadFn& read) {
+awaitable<MdsService::Reply> MdsService::serve_read(const ReadFn& read,
+                                                    const std::string& client) {
   // Most reads find their keys in memory: answering them here saves two thread
   // hand-offs, which cost more than the read. Only a read that needs the disk goes to
   // the pool (the I/O thread never waits for the disk).
-  Reply fast = read(committer_.projected_view(store_->memory_reader()));
+  // Groups in flight are seen only when they are this client's own changes, answered
+  // early: another's may still be lost with the leader (Committer::unsettled_only_of).
+  // Groups decided after the wait for the others are newer than this read.
+  const KvReader& memory = store_->memory_reader();
+  Reply fast;
+  if (committer_.unsettled_only_of(client)) {
+    fast = read(committer_.projected_view(memory));
+  } else {
+    co_await groups_settled();
+    fast = read(memory);
+  }
   if (fast || fast.error().code() != ErrorCode::kWouldBlock) co_return fast;
   co_await groups_settled();
   const auto* r = &read;  // GCC 12: no closure temporaries in a co_await expression

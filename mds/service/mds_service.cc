@@ -755,31 +755,31 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
       co_return co_await on_session_close(std::move(client));
     case rpc::kMdsLookup: {
       DFS_MDS_PARSE(LookupRequest, req);
-      co_return co_await on_lookup(std::move(req));
+      co_return co_await on_lookup(std::move(req), std::move(client));
     }
     case rpc::kMdsGetAttr: {
       DFS_MDS_PARSE(GetAttrRequest, req);
-      co_return co_await on_getattr(std::move(req));
+      co_return co_await on_getattr(std::move(req), std::move(client));
     }
     case rpc::kMdsReadlink: {
       DFS_MDS_PARSE(ReadlinkRequest, req);
-      co_return co_await on_readlink(std::move(req));
+      co_return co_await on_readlink(std::move(req), std::move(client));
     }
     case rpc::kMdsReaddir: {
       DFS_MDS_PARSE(ReaddirRequest, req);
-      co_return co_await on_readdir(std::move(req));
+      co_return co_await on_readdir(std::move(req), std::move(client));
     }
     case rpc::kMdsGetXattr: {
       DFS_MDS_PARSE(GetXattrRequest, req);
-      co_return co_await on_getxattr(std::move(req));
+      co_return co_await on_getxattr(std::move(req), std::move(client));
     }
     case rpc::kMdsListXattr: {
       DFS_MDS_PARSE(ListXattrRequest, req);
-      co_return co_await on_listxattr(std::move(req));
+      co_return co_await on_listxattr(std::move(req), std::move(client));
     }
     case rpc::kMdsStatFs: {
       DFS_MDS_PARSE(StatFsMdsRequest, req);
-      co_return co_await on_statfs(std::move(req));
+      co_return co_await on_statfs(std::move(req), std::move(client));
     }
     case rpc::kMdsRenew: {
       DFS_MDS_PARSE(RenewRequest, req);
@@ -821,7 +821,7 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
     }
     case rpc::kMdsSetAttr: {
       DFS_MDS_PARSE(SetAttrRequest, req);
-      co_return co_await on_setattr(std::move(req));
+      co_return co_await on_setattr(std::move(req), std::move(client));
     }
     case rpc::kMdsMknod: {
       DFS_MDS_PARSE(MknodRequest, req);
@@ -837,7 +837,7 @@ awaitable<MdsService::Reply> MdsService::dispatch(uint32_t method, std::string b
     }
     case rpc::kMdsUninline: {
       DFS_MDS_PARSE(UninlineRequest, req);
-      co_return co_await on_uninline(std::move(req));
+      co_return co_await on_uninline(std::move(req), std::move(client));
     }
     case rpc::kMdsSymlink:
       DFS_MDS_LOG(symlink, SymlinkRequest)

@@ -173,31 +173,34 @@ class MdsService {
 
   // handlers_read.cc
   awaitable<Reply> on_session(proto::SessionRequest req, std::string client);
-  awaitable<Reply> on_lookup(proto::LookupRequest req);
-  awaitable<Reply> on_getattr(proto::GetAttrRequest req);
-  awaitable<Reply> on_readlink(proto::ReadlinkRequest req);
-  awaitable<Reply> on_readdir(proto::ReaddirRequest req);
-  awaitable<Reply> on_getxattr(proto::GetXattrRequest req);
-  awaitable<Reply> on_listxattr(proto::ListXattrRequest req);
-  awaitable<Reply> on_statfs(proto::StatFsMdsRequest req);
-  // Runs `read` on the I/O thread against memory_reader() with the groups in flight on
-  // top (Committer::projected_view: what was answered early is seen), and again on the
-  // pool when that needs the disk, once those groups have settled. `read` is the
+  awaitable<Reply> on_lookup(proto::LookupRequest req, std::string client);
+  awaitable<Reply> on_getattr(proto::GetAttrRequest req, std::string client);
+  awaitable<Reply> on_readlink(proto::ReadlinkRequest req, std::string client);
+  awaitable<Reply> on_readdir(proto::ReaddirRequest req, std::string client);
+  awaitable<Reply> on_getxattr(proto::GetXattrRequest req, std::string client);
+  awaitable<Reply> on_listxattr(proto::ListXattrRequest req, std::string client);
+  awaitable<Reply> on_statfs(proto::StatFsMdsRequest req, std::string client);
+  // Runs `read` for `client` on the I/O thread against memory_reader(), with the groups
+  // in flight on top when they hold only that client's changes answered early
+  // (Committer::projected_view, unsettled_only_of: it reads its writes), else once the
+  // groups in flight have settled (another client's may still be lost); and again on
+  // the pool when that needs the disk, once those groups have settled. `read` is the
   // caller's local: it outlives the await (and GCC 12 mishandles closure temporaries in
   // a co_await expression).
   using ReadFn = std::function<Reply(const KvReader&)>;
-  awaitable<Reply> serve_read(const ReadFn& read);
+  awaitable<Reply> serve_read(const ReadFn& read, const std::string& client);
   // load_inode the same way: from memory on the I/O thread, else on the pool. With
   // `with_data`, an inline file's data is filled into the inode (for an open's reply or
   // a copy into object 0).
-  awaitable<Result<proto::Inode>> read_inode(uint64_t ino, bool with_data = false);
+  awaitable<Result<proto::Inode>> read_inode(const std::string& client, uint64_t ino,
+                                             bool with_data = false);
   // Returns once the groups decided so far have settled (at once when none is in
   // flight): before a read on the pool, which sees the store without them.
   awaitable<void> groups_settled();
 
   // handlers_file.cc: requests that touch data objects or open counts
   awaitable<Reply> on_mknod(proto::MknodRequest req, std::string client);
-  awaitable<Reply> on_setattr(proto::SetAttrRequest req);
+  awaitable<Reply> on_setattr(proto::SetAttrRequest req, std::string client);
   awaitable<Reply> on_open(proto::OpenRequest req, std::string client);
   awaitable<Reply> on_release(proto::ReleaseRequest req, std::string client);
   // Whether every session but `client`'s that holds `ino` open shares it for reading.
@@ -210,9 +213,10 @@ class MdsService {
   // already.
   bool may_share(const std::string& client, uint64_t ino, uint64_t changes_before,
                  bool opening) const;
-  awaitable<Reply> on_uninline(proto::UninlineRequest req);
+  awaitable<Reply> on_uninline(proto::UninlineRequest req, std::string client);
   // Object work, then the entry with expect_version; retried while the inode changes.
-  awaitable<Reply> truncating_op(proto::MdsLogEntry entry, uint64_t ino, uint64_t new_size);
+  awaitable<Reply> truncating_op(proto::MdsLogEntry entry, uint64_t ino, uint64_t new_size,
+                                 std::string client);
 
   // evictions.cc: leases, eviction and fencing of client sessions
   awaitable<Reply> on_renew(proto::RenewRequest req, std::string client);

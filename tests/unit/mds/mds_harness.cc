@@ -18,9 +18,10 @@ TempDir::~TempDir() {
   if (!getenv("DFS_KEEP_TEST_DIR")) std::filesystem::remove_all(path, ec);
 }
 
-proto::MdsLogEntry mkdir_entry(const std::string& name) {
+proto::MdsLogEntry mkdir_entry(const std::string& name, const std::string& client) {
   proto::MdsLogEntry entry;
   auto* req = entry.mutable_mknod();
+  if (!client.empty()) req->mutable_header()->mutable_reqid()->set_client(client);
   req->set_parent(kRootIno);
   req->set_name(name);
   req->set_mode(S_IFDIR | 0755);

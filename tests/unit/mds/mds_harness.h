@@ -31,8 +31,9 @@ struct TempDir {
   std::string path;
 };
 
-// A log entry for the committer: an exclusive mkdir of `name` in the root.
-proto::MdsLogEntry mkdir_entry(const std::string& name);
+// A log entry for the committer: an exclusive mkdir of `name` in the root, by `client`
+// when one is named.
+proto::MdsLogEntry mkdir_entry(const std::string& name, const std::string& client = "");
 
 // A store's whole content, for equality checks.
 std::map<std::string, std::string> dump_store(const KvReader& kv);

@@ -1,6 +1,7 @@
 // The Committer of a replicated rank over a real Raft group (one replica, on loopback):
 // groups are pipelined, each decided on the writes of the groups still in flight, and
-// replies are released once their group committed, in the order groups were decided.
+// replies are released once their group committed, in the order groups were decided;
+// early replies come at the append, to one client at a time.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -21,73 +22,128 @@ namespace {
 using test::mkdir_entry;
 using test::TempDir;
 
+// One replica of the rank: its store, RPC server, Raft log and pool (where its log
+// syncs), all on the fixture's I/O loop.
+struct Replica {
+  std::unique_ptr<MetaStore> store;
+  std::unique_ptr<rpc::RpcServer> server;
+  std::unique_ptr<raft::RaftRouter> router;
+  std::unique_ptr<rpc::Messenger> messenger;
+  std::unique_ptr<RankReplication> replication;
+  std::unique_ptr<asio::thread_pool> pool;
+};
+
+// A rank of `replicas` replicas on loopback, with the committer on the one that leads;
+// an election timeout is 10 to 20 ticks.
 struct ReplicatedFixture {
-  ReplicatedFixture() {
-    auto opened_store = open_rocks_meta_store(dir.path + "/store", true, StoreLog::kRaft);
-    REQUIRE_MESSAGE(opened_store.has_value(), opened_store.error().to_string());
-    store = std::move(*opened_store);
-    proto::Timespec epoch;
-    epoch.set_sec(1600000000);
-    DFS_REQUIRE_OK(format_meta_store(*store, fs, epoch));
-    rpc::ConnectionOptions conn;
-    conn.local_entity = "mds.a";
-    conn.auth = rpc::make_none_authenticator();
-    server = std::make_unique<rpc::RpcServer>(io.get_executor(), conn);
-    router = std::make_unique<raft::RaftRouter>(*server);
-    messenger = std::make_unique<rpc::Messenger>(io.get_executor(), rpc::MessengerOptions{conn});
-    auto bound = server->listen("127.0.0.1:0");
-    REQUIRE_MESSAGE(bound.has_value(), bound.error().to_string());
-    ReplicationOptions options;
-    options.id = 1;
-    options.replicas = {{1, "mds.a", *bound}};
-    options.raft_dir = dir.path + "/raft";
-    options.raft_tick = Duration(10);
-    auto opened = RankReplication::open(options, *store, fs, /*create=*/true);
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
-    replication = std::move(*opened);
-    DFS_REQUIRE_OK(replication->start(io.get_executor(), pool, *messenger, *router, 0));
-    CommitterOptions small_groups;
-    small_groups.max_group_entries = 4;
-    committer = std::make_unique<Committer>(io.get_executor(), pool, *store, fs,
-                                            NowFn(realtime_now), small_groups);
-    DFS_REQUIRE_OK(committer->load());
-    committer->set_raft(&replication->group(),
-                        [this] { return replication->last_command_index(); });
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (replication->status().role != raft::Role::kLeader &&
-           std::chrono::steady_clock::now() < until) {
+  explicit ReplicatedFixture(size_t replicas = 1, Duration tick = Duration(10)) {
+    std::vector<RankReplica> members;
+    for (size_t i = 0; i < replicas; ++i) {
+      Replica r;
+      const std::string name = "mds." + std::string(1, static_cast<char>('a' + i));
+      auto opened_store = open_rocks_meta_store(dir.path + "/store." + name, true,
+                                                StoreLog::kRaft);
+      REQUIRE_MESSAGE(opened_store.has_value(), opened_store.error().to_string());
+      r.store = std::move(*opened_store);
+      proto::Timespec epoch;
+      epoch.set_sec(1600000000);
+      DFS_REQUIRE_OK(format_meta_store(*r.store, fs, epoch));
+      rpc::ConnectionOptions conn;
+      conn.local_entity = name;
+      conn.auth = rpc::make_none_authenticator();
+      r.server = std::make_unique<rpc::RpcServer>(io.get_executor(), conn);
+      r.router = std::make_unique<raft::RaftRouter>(*r.server);
+      r.messenger =
+          std::make_unique<rpc::Messenger>(io.get_executor(), rpc::MessengerOptions{conn});
+      auto bound = r.server->listen("127.0.0.1:0");
+      REQUIRE_MESSAGE(bound.has_value(), bound.error().to_string());
+      members.push_back({static_cast<raft::NodeId>(i + 1), name, *bound});
+      r.pool = std::make_unique<asio::thread_pool>(2);
+      all.push_back(std::move(r));
+    }
+    for (size_t i = 0; i < replicas; ++i) {
+      ReplicationOptions options;
+      options.id = static_cast<raft::NodeId>(i + 1);
+      options.replicas = members;
+      options.raft_dir = dir.path + "/raft." + members[i].name;
+      options.raft_tick = tick;
+      auto opened = RankReplication::open(options, *all[i].store, fs, /*create=*/true);
+      REQUIRE_MESSAGE(opened.has_value(), opened.error().to_string());
+      all[i].replication = std::move(*opened);
+      DFS_REQUIRE_OK(all[i].replication->start(io.get_executor(), *all[i].pool,
+                                               *all[i].messenger, *all[i].router, 0));
+    }
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    auto leader = [this]() -> Replica* {
+      for (auto& r : all) {
+        if (r.replication->status().role == raft::Role::kLeader) return &r;
+      }
+      return nullptr;
+    };
+    while (!leader() && std::chrono::steady_clock::now() < until) {
       io.run_one_for(std::chrono::milliseconds(5));
     }
-    REQUIRE(replication->status().role == raft::Role::kLeader);
-    // The new leader's first entry committed and applied: no log sync runs any more.
+    REQUIRE(leader() != nullptr);
+    lead = leader();
+    store = lead->store.get();
+    pool = lead->pool.get();
+    CommitterOptions small_groups;
+    small_groups.max_group_entries = 4;
+    committer = std::make_unique<Committer>(io.get_executor(), *pool, *store, fs,
+                                            NowFn(realtime_now), small_groups);
+    DFS_REQUIRE_OK(committer->load());
+    committer->set_raft(&lead->replication->group(),
+                        [this] { return lead->replication->last_command_index(); });
+    // The new leader's first entry committed and applied everywhere: no log sync runs.
     auto settled = [this] {
-      auto st = replication->status();
-      return st.last_index > 0 && st.applied == st.last_index;
+      auto st = lead->replication->status();
+      return st.last_index > 0 &&
+             std::all_of(all.begin(), all.end(), [&](const Replica& r) {
+               return r.replication->status().applied == st.last_index;
+             });
     };
     while (!settled() && std::chrono::steady_clock::now() < until) {
       io.run_one_for(std::chrono::milliseconds(5));
     }
     REQUIRE(settled());
   }
+  // Runs the I/O loop until `done()` or `budget` has passed; returns done().
+  template <class Done>
+  bool run_until(Done done, std::chrono::milliseconds budget) {
+    auto until = std::chrono::steady_clock::now() + budget;
+    while (!done() && std::chrono::steady_clock::now() < until) {
+      io.run_one_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  }
+  // Submits `entry`; its result lands in `*result`.
+  void submit(proto::MdsLogEntry entry, std::optional<Result<std::string>>* result) {
+    asio::co_spawn(io, committer->submit(std::move(entry)),
+                   [result](std::exception_ptr e, Result<std::string> r) {
+                     if (e) std::rethrow_exception(e);
+                     *result = std::move(r);
+                   });
+  }
   ~ReplicatedFixture() {
     while (!committer->idle()) io.run_one_for(std::chrono::milliseconds(5));
-    bool stopped = false;
-    asio::co_spawn(io, replication->group().stop(), [&](std::exception_ptr) { stopped = true; });
-    while (!stopped) io.run_one_for(std::chrono::milliseconds(5));
-    pool.join();
+    for (auto& r : all) {
+      bool stopped = false;
+      asio::co_spawn(io, r.replication->group().stop(),
+                     [&](std::exception_ptr) { stopped = true; });
+      while (!stopped) io.run_one_for(std::chrono::milliseconds(5));
+      r.pool->join();
+    }
   }
 
   TempDir dir;
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> keep_running =
       asio::make_work_guard(io);
-  asio::thread_pool pool{2};
-  std::unique_ptr<MetaStore> store;
   FsSettings fs = default_fs_settings();
-  std::unique_ptr<rpc::RpcServer> server;
-  std::unique_ptr<raft::RaftRouter> router;
-  std::unique_ptr<rpc::Messenger> messenger;
-  std::unique_ptr<RankReplication> replication;
+  std::vector<Replica> all;
+  Replica* lead = nullptr;
+  MetaStore* store = nullptr;        // the leader's
+  asio::thread_pool* pool = nullptr;  // the leader's
   std::unique_ptr<Committer> committer;
 };
 
@@ -147,6 +203,25 @@ TEST_CASE("mds/replicated committer: groups pipeline on the writes of the groups
   CHECK(f.committer->last_index() == *read_counter(*f.store, kLogIndex));
 }
 
+// Holds both threads of the fixture's pool, where the Raft log syncs: nothing commits
+// until open() (or the end of the scope, so that the fixture can end).
+class SyncsHeld {
+ public:
+  explicit SyncsHeld(asio::thread_pool& pool) {
+    std::shared_future<void> opened = gate_.get_future().share();
+    for (int i = 0; i < 2; ++i) asio::post(pool, [opened] { opened.wait(); });
+  }
+  ~SyncsHeld() { open(); }
+  void open() {
+    if (!open_) gate_.set_value();
+    open_ = true;
+  }
+
+ private:
+  std::promise<void> gate_;
+  bool open_ = false;
+};
+
 TEST_CASE("mds/replicated committer: early replies come before the commit, and wait_durable "
           "after it") {
   ReplicatedFixture f;
@@ -155,37 +230,13 @@ TEST_CASE("mds/replicated committer: early replies come before the commit, and w
   f.committer->set_early_replies(
       [](const proto::MdsLogEntry& entry) { return entry.mknod().name() != "safe"; },
       [&lost](const Error& why) { lost.push_back(why.to_string()); });
-  // The Raft log syncs on the pool: with its threads held, nothing commits.
-  std::promise<void> gate;
-  std::shared_future<void> open = gate.get_future().share();
-  for (int i = 0; i < 2; ++i) asio::post(f.pool, [open] { open.wait(); });
-  struct Opened {  // opens the gate on every way out, so that the fixture can end
-    std::promise<void>& gate;
-    bool done = false;
-    void operator()() {
-      if (!done) gate.set_value();
-      done = true;
-    }
-    ~Opened() { (*this)(); }
-  } opened{gate};
+  SyncsHeld held(*f.pool);
 
   // Submitted one after the other: each is a group of its own.
   std::vector<std::string> names = {"early", "safe"};
   std::vector<std::optional<Result<std::string>>> results(names.size());
-  auto submit = [&](size_t i) {
-    asio::co_spawn(f.io, f.committer->submit(mkdir_entry(names[i])),
-                   [&results, i](std::exception_ptr e, Result<std::string> r) {
-                     if (e) std::rethrow_exception(e);
-                     results[i] = std::move(r);
-                   });
-  };
-  auto run_until = [&](auto done, std::chrono::milliseconds budget) {
-    auto until = std::chrono::steady_clock::now() + budget;
-    while (!done() && std::chrono::steady_clock::now() < until) {
-      f.io.run_one_for(std::chrono::milliseconds(5));
-    }
-    return done();
-  };
+  auto submit = [&](size_t i) { f.submit(mkdir_entry(names[i], "client.a"), &results[i]); };
+  auto run_until = [&](auto done, auto budget) { return f.run_until(done, budget); };
   submit(0);
   REQUIRE(run_until([&] { return results[0].has_value(); }, std::chrono::seconds(10)));
   DFS_CHECK_OK(*results[0]);
@@ -208,7 +259,7 @@ TEST_CASE("mds/replicated committer: early replies come before the commit, and w
     CHECK_MESSAGE(!dentry->has_value(), name << " is in the store before its commit");
   }
 
-  opened();
+  held.open();
   REQUIRE(run_until([&] { return durable && results[1]; }, std::chrono::seconds(10)));
   DFS_CHECK_OK(*durable);
   DFS_CHECK_OK(*results[1]);
@@ -218,6 +269,48 @@ TEST_CASE("mds/replicated committer: early replies come before the commit, and w
     DFS_REQUIRE_OK(dentry);
     CHECK_MESSAGE(dentry->has_value(), name);
   }
+}
+
+TEST_CASE("mds/replicated committer: early replies go to one client at a time, and others "
+          "read committed state") {
+  // A new leader applies the resends of several clients in the order they arrive: a
+  // client's change decided on another's group in flight waits for the commit.
+  // Three replicas, the followers' log syncs held: the leader appends group after group
+  // and none commits. Ticks of 100 ms keep it leading meanwhile (check-quorum).
+  ReplicatedFixture f(3, Duration(100));
+  f.committer->set_early_replies([](const proto::MdsLogEntry&) { return true; },
+                                 [](const Error&) {});
+  std::vector<std::unique_ptr<SyncsHeld>> held;
+  for (auto& r : f.all) {
+    if (&r != f.lead) held.push_back(std::make_unique<SyncsHeld>(*r.pool));
+  }
+  const std::vector<std::pair<std::string, std::string>> changes = {
+      {"a1", "client.a"}, {"b1", "client.b"}, {"a2", "client.a"}};
+  std::vector<std::optional<Result<std::string>>> results(changes.size());
+  auto submit = [&](size_t i) {
+    f.submit(mkdir_entry(changes[i].first, changes[i].second), &results[i]);
+  };
+  submit(0);
+  REQUIRE(f.run_until([&] { return results[0].has_value(); }, std::chrono::seconds(10)));
+  DFS_CHECK_OK(*results[0]);
+  CHECK(f.committer->unsettled_only_of("client.a"));
+  CHECK_FALSE(f.committer->unsettled_only_of("client.b"));
+  // b1 is decided on a1 in flight, and a2 on b1: neither is answered before its commit.
+  submit(1);
+  f.run_until([] { return false; }, std::chrono::milliseconds(200));
+  submit(2);
+  f.run_until([] { return false; }, std::chrono::milliseconds(300));
+  CHECK_FALSE(results[1].has_value());
+  CHECK_FALSE(results[2].has_value());
+  CHECK(f.committer->stats().early_replies == 1);
+  CHECK_FALSE(f.committer->unsettled_only_of("client.a"));
+
+  for (auto& h : held) h->open();
+  REQUIRE(f.run_until([&] { return results[1] && results[2]; }, std::chrono::seconds(10)));
+  DFS_CHECK_OK(*results[1]);
+  DFS_CHECK_OK(*results[2]);
+  CHECK(f.run_until([&] { return f.committer->settled(); }, std::chrono::seconds(10)));
+  CHECK(f.committer->unsettled_only_of("client.b"));
 }
 
 }  // namespace
