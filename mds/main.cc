@@ -130,6 +130,13 @@ int main(int argc, char** argv) {
     if (*keep < 0) return fail("raft_compact_keep must not be negative");
     r.snapshot_every = static_cast<uint64_t>(*every);
     r.snapshot_keep = static_cast<uint64_t>(*keep);
+    // The Raft tick: an election timeout is 10 to 20 ticks, a heartbeat goes every tick,
+    // and the leader lease of early replies lasts 8 ticks. Every replica of the rank
+    // must have the same.
+    auto tick = config.get_int(section, "raft_tick_ms", r.raft_tick.count());
+    if (!tick) return fail(tick.error().to_string());
+    if (*tick < 5 || *tick > 10000) return fail("raft_tick_ms must be between 5 and 10000");
+    r.raft_tick = dfs::Duration(*tick);
     auto opened = dfs::mds::RankReplication::open(r, **store, *fs, flags.mkfs);
     if (!opened) return fail(opened.error().to_string());
     replication = std::move(*opened);

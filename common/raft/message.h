@@ -48,6 +48,9 @@ struct Message {
   Index reject_hint = 0;
 
   uint64_t context = 0;   // Heartbeat(Resp): read-index request being confirmed; 0 = none
+  // Heartbeat: the leader's round number (RaftNode::lease_start_tick); HeartbeatResp:
+  // the round it answers. 0 = none (a sender that predates leases).
+  uint64_t lease_round = 0;
   bool transfer = false;  // Vote sent because of TimeoutNow: voters ignore their lease
 
   // Snapshot chunk: the image identity, this chunk's position, and whether it is the

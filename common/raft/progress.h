@@ -24,6 +24,7 @@ struct Progress {
   bool probe_sent = false;       // kProbe: an append is outstanding
   std::deque<Index> inflight;    // kReplicate: last index of each unacknowledged append
   bool recent_active = false;    // heard from since the last check-quorum round
+  uint64_t lease_round = 0;      // the newest heartbeat round it answered
 
   Index snapshot_index = 0;      // kSnapshot: image being shipped
   uint64_t snapshot_offset = 0;  // kSnapshot: bytes the follower acknowledged

@@ -74,6 +74,7 @@ proto::RaftMessage to_proto(const Message& m) {
   p.set_reject(m.reject);
   p.set_reject_hint(m.reject_hint);
   p.set_context(m.context);
+  p.set_lease_round(m.lease_round);
   p.set_transfer(m.transfer);
   if (m.snapshot != SnapshotMeta{}) {
     proto::RaftSnapshotMeta* s = p.mutable_snapshot();
@@ -101,6 +102,7 @@ Result<Message> from_proto(const proto::RaftMessage& p) {
             .reject = p.reject(),
             .reject_hint = p.reject_hint(),
             .context = p.context(),
+            .lease_round = p.lease_round(),
             .transfer = p.transfer()};
   m.entries.reserve(p.entries_size());
   for (const proto::RaftEntry& pe : p.entries()) {

@@ -63,6 +63,8 @@ void RaftNode::become_leader() {
   abort_transfer();
   reset_election_timer();
   progress_.clear();
+  round_ticks_.clear();
+  sent_timeout_now_ = false;
   for (NodeId peer : conf_.voters) {
     if (peer == config_.id) continue;
     Progress pr;
@@ -76,6 +78,8 @@ void RaftNode::become_leader() {
   std::vector<Entry> noop;
   noop.push_back(Entry{term_, term_start_index_, EntryType::kNoop, {}});
   append_local(std::move(noop));
+  // A heartbeat round at once: the lease starts one round trip after taking office.
+  bcast_heartbeat(0);
 }
 
 void RaftNode::campaign(bool pre_vote, bool transfer) {
@@ -135,6 +139,7 @@ void RaftNode::handle_vote_response(const Message& m) {
 }
 
 void RaftNode::tick() {
+  ++ticks_;
   if (role_ == Role::kLeader) {
     tick_leader();
     return;

@@ -89,6 +89,8 @@ awaitable<Status> RaftGroup::linearizable_read() { return rt_->read(); }
 
 RaftGroupStatus RaftGroup::status() const { return rt_->status(); }
 
+bool RaftGroup::holds_lease() const { return rt_->holds_lease(); }
+
 void RaftGroup::set_peer_address(NodeId id, std::string address) {
   rt_->set_peer_address(id, std::move(address));
 }

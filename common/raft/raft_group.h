@@ -133,6 +133,9 @@ class RaftGroup {
 
   // A snapshot of the node's state, for `dfs status` and tests.
   RaftGroupStatus status() const;
+  // Whether this node leads with a lease that holds now: no other leader can have been
+  // elected (RaftNode::lease_start_tick), measured in real time. On the executor.
+  bool holds_lease() const;
 
   // Updates the address of a peer (e.g. after a membership change).
   void set_peer_address(NodeId id, std::string address);

@@ -61,16 +61,31 @@ void RaftGroupRuntime::feed() {
   for (; pending_ticks_ > 0; --pending_ticks_) {
     node_.tick();
     ++ticks_;
+    tick_fed_at_.emplace_back(node_.ticks(), Clock::now());
+    if (tick_fed_at_.size() > 64) tick_fed_at_.pop_front();
   }
   std::vector<Message> inbox = std::move(inbox_);
   inbox_.clear();
   for (const Message& m : inbox) node_.step(m);
   on_role_change();
+  update_lease();
   submit_proposals();
   std::vector<Read> reads = std::move(queued_reads_);
   queued_reads_.clear();
   for (Read& r : reads) issue_read(std::move(r));
   expire_reads();
+}
+
+void RaftGroupRuntime::update_lease() {
+  lease_until_ = Clock::time_point{};
+  std::optional<uint64_t> start = node_.lease_start_tick();
+  if (!start) return;
+  for (const auto& [tick, fed_at] : tick_fed_at_) {
+    if (tick == *start) {
+      lease_until_ = fed_at + node_.lease_ticks() * options_.tick_interval;
+      return;
+    }
+  }
 }
 
 void RaftGroupRuntime::handle_ready(Ready& rd) {

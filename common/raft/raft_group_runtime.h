@@ -29,6 +29,7 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   awaitable<Status> read();
   void receive(Message m);
   RaftGroupStatus status() const;
+  bool holds_lease() const { return !stopped_ && !failed_ && Clock::now() < lease_until_; }
   void set_peer_address(NodeId id, std::string address) { options_.peers[id] = std::move(address); }
   uint64_t group_id() const { return options_.group_id; }
 
@@ -65,6 +66,8 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   // Returns whether it did. Only between Readys (the state is at the node's applied).
   bool attach_image_if_wanted();
   void on_role_change();
+  // Sets lease_until_ from the node's lease (RaftNode::lease_start_tick).
+  void update_lease();
   void fail(const Error& error);
 
   // Operations (raft_group_ops.cc).
@@ -109,6 +112,12 @@ class RaftGroupRuntime : public std::enable_shared_from_this<RaftGroupRuntime> {
   std::multimap<Index, Read> read_waiting_;  // confirmed, waiting for applied >= index
   uint64_t next_read_context_ = 1;
   uint64_t ticks_ = 0;
+  // When each recent tick was fed to the node (its tick count, the time): at or before
+  // any message of that tick left.
+  std::deque<std::pair<uint64_t, Clock::time_point>> tick_fed_at_;
+  // The node's leader lease in real time: from when the tick it started at was fed,
+  // lease_ticks() tick intervals. Ticks that came late only make it shorter.
+  Clock::time_point lease_until_{};
   Role last_role_ = Role::kFollower;
   Term last_term_ = 0;
 

@@ -68,7 +68,11 @@ void RaftNode::step(const Message& m) {
       // Check-quorum lease: while we hear from a leader, a higher-term vote request
       // comes from a node that is partitioned or removed; ignoring it keeps that
       // node from deposing a healthy leader. A transfer is the leader's own wish.
-      bool in_lease = leader_ != kNoNode && election_elapsed_ < config_.election_ticks;
+      // A node that just started may have answered a leader's heartbeat before it
+      // stopped: it waits as long, so that the leader's lease holds (lease_start_tick).
+      const bool just_started = ticks_ < static_cast<uint64_t>(config_.election_ticks);
+      bool in_lease = (leader_ != kNoNode || just_started) &&
+                      election_elapsed_ < config_.election_ticks;
       if (in_lease && !m.transfer) return;
     }
     bool pre_vote_granted = m.type == MessageType::kPreVoteResp && !m.reject;
@@ -169,7 +173,7 @@ Status RaftNode::transfer_leadership(NodeId to) {
   transfer_elapsed_ = 0;
   Progress& pr = progress_.at(to);
   if (pr.match == storage_.last_index()) {
-    send(Message{.type = MessageType::kTimeoutNow, .to = to});
+    send_timeout_now(to);
   } else {
     send_append(to, /*send_if_empty=*/true);
   }

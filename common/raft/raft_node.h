@@ -131,6 +131,25 @@ class RaftNode {
   // Errors: kUnavailable (not leader), kInvalidArgument (not a voter).
   Status transfer_leadership(NodeId to);
 
+  // The leader lease. A voter that heard from the leader refuses to vote for another
+  // candidate for an election timeout (step(): the check-quorum lease), and a node
+  // that just started does so for its first election timeout. So once a quorum has
+  // answered a heartbeat round, no other leader can be elected for an election timeout
+  // after that round left. lease_start_tick() is the tick (this node's tick() count)
+  // at which the newest such round left; unset when this node does not lead, while it
+  // hands leadership over and, once it told the transferee to campaign, for the rest of
+  // its term; and before a quorum answered a round of its own. The lease
+  // lasts lease_ticks() ticks from there: an election timeout less one tick for a
+  // voter's first tick coming right after the heartbeat and one for ticks of different
+  // nodes out of step. Ticks stop while a process is paused: an application measures
+  // the lease in real time from when that tick was fed (RaftGroup::holds_lease).
+  std::optional<uint64_t> lease_start_tick() const;
+  int lease_ticks() const { return config_.election_ticks - 2; }
+  // Whether the lease holds at this node's tick count.
+  bool holds_lease() const;
+  // tick() calls since this node started.
+  uint64_t ticks() const { return ticks_; }
+
   // Replaces the log up to `index` (<= applied) by the application's image of its
   // state at `index`. Written to storage (synced with the next Ready).
   // Errors: kInvalidArgument (index beyond applied or not above the last snapshot).
@@ -186,6 +205,8 @@ class RaftNode {
   bool send_append(NodeId to, bool send_if_empty);
   void send_snapshot_chunk(NodeId to, Progress& pr);
   void bcast_heartbeat(uint64_t context);
+  // Tells the transferee to campaign now (kTimeoutNow).
+  void send_timeout_now(NodeId to);
   bool maybe_commit();
   void handle_append(const Message& m);
   void handle_append_response(const Message& m);
@@ -221,6 +242,7 @@ class RaftNode {
   Role role_ = Role::kFollower;
   NodeId leader_ = kNoNode;
 
+  uint64_t ticks_ = 0;
   int election_elapsed_ = 0;
   int heartbeat_elapsed_ = 0;
   int randomized_timeout_ = 0;
@@ -237,6 +259,10 @@ class RaftNode {
   Index term_start_index_ = 0;           // this term's no-op; reads wait for its commit
   NodeId transferee_ = kNoNode;
   int transfer_elapsed_ = 0;
+  // Heartbeat rounds: the newest one's number and the tick each recent one left at.
+  uint64_t heartbeat_round_ = 0;
+  std::deque<std::pair<uint64_t, uint64_t>> round_ticks_;  // (round, tick), oldest first
+  bool sent_timeout_now_ = false;  // in this term: no lease (send_timeout_now)
   bool need_broadcast_ = false;  // proposals since the last Ready: batch them
   struct PendingRead {
     uint64_t context;

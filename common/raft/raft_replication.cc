@@ -1,6 +1,7 @@
 // RaftNode log replication: appending, AppendEntries in both directions, heartbeats,
 // the commit rule and read-index confirmation.
 #include <algorithm>
+#include <functional>
 
 #include "common/raft/check.h"
 #include "common/raft/raft_node.h"
@@ -54,13 +55,55 @@ bool RaftNode::send_append(NodeId to, bool send_if_empty) {
 }
 
 void RaftNode::bcast_heartbeat(uint64_t context) {
+  ++heartbeat_round_;
+  round_ticks_.emplace_back(heartbeat_round_, ticks_);
+  // Rounds older than a lease are of no use.
+  while (!round_ticks_.empty() &&
+         round_ticks_.front().second + static_cast<uint64_t>(config_.election_ticks) < ticks_) {
+    round_ticks_.pop_front();
+  }
   for (auto& [id, pr] : progress_) {
     // Never tell a follower to commit past what it is known to hold.
     send_early(Message{.type = MessageType::kHeartbeat,
                        .to = id,
                        .commit = std::min(pr.match, commit_),
-                       .context = context});
+                       .context = context,
+                       .lease_round = heartbeat_round_});
   }
+}
+
+std::optional<uint64_t> RaftNode::lease_start_tick() const {
+  if (role_ != Role::kLeader || transferee_ != kNoNode || sent_timeout_now_ ||
+      !conf_.contains(config_.id)) {
+    return std::nullopt;
+  }
+  // The newest round a quorum answered: this node answers each as it sends it.
+  std::vector<uint64_t> answered{heartbeat_round_};
+  for (const auto& [id, pr] : progress_) {
+    if (conf_.contains(id)) answered.push_back(pr.lease_round);
+  }
+  const size_t quorum = conf_.quorum();
+  if (answered.size() < quorum) return std::nullopt;
+  std::nth_element(answered.begin(), answered.begin() + (quorum - 1), answered.end(),
+                   std::greater<>());
+  const uint64_t round = answered[quorum - 1];
+  if (round == 0) return std::nullopt;
+  for (const auto& [r, tick] : round_ticks_) {
+    if (r == round) return tick;
+  }
+  return std::nullopt;  // older than a lease
+}
+
+void RaftNode::send_timeout_now(NodeId to) {
+  // Voters grant the campaign it starts past their check-quorum lease, and it may arrive
+  // after the transfer was given up: no lease for the rest of this term.
+  sent_timeout_now_ = true;
+  send(Message{.type = MessageType::kTimeoutNow, .to = to});
+}
+
+bool RaftNode::holds_lease() const {
+  std::optional<uint64_t> start = lease_start_tick();
+  return start && ticks_ < *start + static_cast<uint64_t>(std::max(lease_ticks(), 0));
 }
 
 bool RaftNode::maybe_commit() {
@@ -163,7 +206,7 @@ void RaftNode::handle_append_response(const Message& m) {
   while (send_append(m.from, /*send_if_empty=*/false)) {
   }
   if (m.from == transferee_ && pr.match == storage_.last_index()) {
-    send(Message{.type = MessageType::kTimeoutNow, .to = m.from});
+    send_timeout_now(m.from);
   }
 }
 
@@ -171,7 +214,10 @@ void RaftNode::handle_heartbeat(const Message& m) {
   // m.commit never exceeds what this node is known to hold, so this is safe even
   // though the heartbeat names no log position.
   commit_ = std::max(commit_, std::min(m.commit, storage_.last_index()));
-  send(Message{.type = MessageType::kHeartbeatResp, .to = m.from, .context = m.context});
+  send(Message{.type = MessageType::kHeartbeatResp,
+               .to = m.from,
+               .context = m.context,
+               .lease_round = m.lease_round});
 }
 
 void RaftNode::handle_heartbeat_response(const Message& m) {
@@ -179,6 +225,7 @@ void RaftNode::handle_heartbeat_response(const Message& m) {
   if (it == progress_.end()) return;
   Progress& pr = it->second;
   pr.recent_active = true;
+  pr.lease_round = std::max(pr.lease_round, m.lease_round);
   pr.probe_sent = false;
   // All appends in the window may have been lost: free one slot so a probe gets out.
   if (pr.state == ProgressState::kReplicate && pr.paused(config_.max_inflight)) {

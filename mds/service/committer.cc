@@ -264,6 +264,11 @@ bool Committer::unsettled_only_of(const std::string& client) const {
 }
 
 void Committer::reply_early_in_order() {
+  // Only while no other leader can have been elected (the Raft leader lease): a client
+  // answered now resends to the next leader in its reconnect phase, ahead of every
+  // other client's change. A leader cut off from the others stops answering early
+  // before they can elect another.
+  if (!raft_->holds_lease()) return;
   std::string client;  // the first with changes in flight
   for (auto& flight : flights_) {
     // A group refused by Raft is lost: neither it nor one after it is answered early.

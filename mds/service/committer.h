@@ -45,7 +45,9 @@
 // their commit, and their reads see committed state only (unsettled_only_of). The
 // MDS's own entries (purges, session records, orphans: no request header) count as
 // nobody's: no client's change depends on them, and a new leader makes them again from
-// the replicated state.
+// the replicated state. And a group is answered early only while the leader holds its
+// Raft lease (RaftGroup::holds_lease): no other leader can have been elected, whose
+// clients' changes a resend would otherwise follow.
 // Public methods run on the I/O executor.
 #pragma once
 

@@ -145,9 +145,10 @@ SimResult RaftSimulation::run() {
         n->deferred_ticks += 1;
         continue;
       }
-      n->raft->tick();
+      tick_node(*n);
       pump(*n);
     }
+    check_leases();
     step_clients();
     if (now_ % 100 == 0) check_logs();
   }

@@ -138,6 +138,7 @@ class RaftSimulation {
   void handle_at_node(SimNode& n, Event ev);
   void handle_request(SimNode& n, const ClientRequest& req);
   void drain(SimNode& n);
+  void tick_node(SimNode& n);  // one tick, noted in tick_fed_ms
   void reply(NodeId from, ClientReply r);
 
   // Clients (sim_clients.cc).
@@ -157,6 +158,9 @@ class RaftSimulation {
   void inject_fault();
   void heal_all();
   void check_logs();
+  // No node leads a later term while a leader's lease holds (RaftNode::lease_start_tick,
+  // measured from when that tick was fed).
+  void check_leases();
   void final_checks();
   bool converged();  // a leader, and every voter applied as far with the same state
   SimNode* leader();

@@ -98,6 +98,28 @@ void RaftSimulation::heal_all() {
   trace(14);
 }
 
+void RaftSimulation::check_leases() {
+  for (auto& a : nodes_) {
+    if (!a->up || !a->raft || a->raft->role() != Role::kLeader) continue;
+    std::optional<uint64_t> start = a->raft->lease_start_tick();
+    if (!start) continue;
+    uint64_t until = 0;
+    for (const auto& [tick, ms] : a->tick_fed_ms) {
+      if (tick == *start) until = ms + static_cast<uint64_t>(a->raft->lease_ticks()) * kTickMs;
+    }
+    if (now_ >= until) continue;
+    for (auto& b : nodes_) {
+      if (b == a || !b->up || !b->raft || b->raft->role() != Role::kLeader) continue;
+      if (b->raft->term() <= a->raft->term()) continue;
+      checker_.report("node " + std::to_string(b->id) + " leads term " +
+                      std::to_string(b->raft->term()) + " at " + std::to_string(now_) +
+                      " ms while the lease of node " + std::to_string(a->id) + " (term " +
+                      std::to_string(a->raft->term()) + ") holds until " +
+                      std::to_string(until) + " ms");
+    }
+  }
+}
+
 void RaftSimulation::check_logs() {
   std::vector<std::pair<NodeId, const RaftLogStorage*>> logs;
   for (auto& n : nodes_) logs.emplace_back(n->id, n->storage.get());

@@ -18,6 +18,7 @@ void RaftSimulation::start_node(SimNode& n) {
   cfg.snapshot_chunk_bytes = 48;  // images are a few hundred bytes: many chunks
   cfg.snapshot_resend_ticks = 3;
   n.raft = std::make_unique<RaftNode>(cfg, *n.storage, *n.random);
+  n.tick_fed_ms.clear();
   std::optional<KvStateMachine> kv = KvStateMachine::restore(n.storage->snapshot().data);
   if (!kv) checker_.report("node " + std::to_string(n.id) + ": undecodable snapshot image");
   n.kv = kv.value_or(KvStateMachine{});
@@ -192,11 +193,17 @@ void RaftSimulation::handle_request(SimNode& n, const ClientRequest& req) {
   n.waiting_writes.insert({req.client, req.seq});
 }
 
+void RaftSimulation::tick_node(SimNode& n) {
+  n.raft->tick();
+  n.tick_fed_ms.emplace_back(n.raft->ticks(), now_);
+  if (n.tick_fed_ms.size() > 64) n.tick_fed_ms.pop_front();
+}
+
 void RaftSimulation::drain(SimNode& n) {
   while (n.up && !n.syncing && !n.stalled && (n.deferred_ticks > 0 || !n.inbox.empty())) {
     if (n.deferred_ticks > 0) {
       n.deferred_ticks -= 1;
-      n.raft->tick();
+      tick_node(n);
       pump(n);
       continue;
     }

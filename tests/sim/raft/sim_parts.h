@@ -34,6 +34,9 @@ struct RaftSimulation::SimNode {
   bool crash_before_sync_done = false;
   std::deque<Event> inbox;
   int deferred_ticks = 0;
+  // When recent ticks were fed to `raft` (its tick count, the virtual ms): the leader
+  // lease in virtual time, as RaftGroupRuntime measures it in real time.
+  std::deque<std::pair<uint64_t, uint64_t>> tick_fed_ms;
 
   // Client requests this node owes an answer (lost on a crash).
   std::set<std::pair<uint32_t, uint64_t>> waiting_writes;

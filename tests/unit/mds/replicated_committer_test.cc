@@ -94,10 +94,11 @@ struct ReplicatedFixture {
     DFS_REQUIRE_OK(committer->load());
     committer->set_raft(&lead->replication->group(),
                         [this] { return lead->replication->last_command_index(); });
-    // The new leader's first entry committed and applied everywhere: no log sync runs.
+    // The new leader's first entry committed and applied everywhere (no log sync runs),
+    // and its lease held.
     auto settled = [this] {
       auto st = lead->replication->status();
-      return st.last_index > 0 &&
+      return st.last_index > 0 && lead->replication->group().holds_lease() &&
              std::all_of(all.begin(), all.end(), [&](const Replica& r) {
                return r.replication->status().applied == st.last_index;
              });
@@ -311,6 +312,33 @@ TEST_CASE("mds/replicated committer: early replies go to one client at a time, a
   DFS_CHECK_OK(*results[2]);
   CHECK(f.run_until([&] { return f.committer->settled(); }, std::chrono::seconds(10)));
   CHECK(f.committer->unsettled_only_of("client.b"));
+}
+
+TEST_CASE("mds/replicated committer: no early reply once the leader's Raft lease has lapsed") {
+  // The followers' log syncs held: once the first group reaches them they answer no
+  // heartbeat, and the lease (8 ticks) lapses before check-quorum deposes the leader
+  // (after 10 to 20 ticks).
+  ReplicatedFixture f(3, Duration(200));
+  f.committer->set_early_replies([](const proto::MdsLogEntry&) { return true; },
+                                 [](const Error&) {});
+  std::vector<std::unique_ptr<SyncsHeld>> held;
+  for (auto& r : f.all) {
+    if (&r != f.lead) held.push_back(std::make_unique<SyncsHeld>(*r.pool));
+  }
+  raft::RaftGroup& group = f.lead->replication->group();
+  std::vector<std::optional<Result<std::string>>> results(2);
+  f.submit(mkdir_entry("a1", "client.a"), &results[0]);
+  REQUIRE(f.run_until([&] { return results[0].has_value(); }, std::chrono::seconds(10)));
+  DFS_CHECK_OK(*results[0]);
+  REQUIRE(f.run_until([&] { return !group.holds_lease(); }, std::chrono::seconds(5)));
+  REQUIRE(f.lead->replication->status().role == raft::Role::kLeader);
+  f.submit(mkdir_entry("a2", "client.a"), &results[1]);
+  f.run_until([] { return false; }, std::chrono::milliseconds(200));
+  // Unanswered, or failed once the leader stepped down: never answered early.
+  CHECK((!results[1].has_value() || !results[1]->has_value()));
+  CHECK(f.committer->stats().early_replies == 1);
+  for (auto& h : held) h->open();
+  f.run_until([&] { return results[1].has_value(); }, std::chrono::seconds(10));
 }
 
 }  // namespace

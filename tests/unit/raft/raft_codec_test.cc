@@ -19,6 +19,7 @@ void check_same(const Message& a, const Message& b) {
   CHECK(a.reject == b.reject);
   CHECK(a.reject_hint == b.reject_hint);
   CHECK(a.context == b.context);
+  CHECK(a.lease_round == b.lease_round);
   CHECK(a.transfer == b.transfer);
   CHECK(a.snapshot == b.snapshot);
   CHECK(a.offset == b.offset);
@@ -29,7 +30,8 @@ void check_same(const Message& a, const Message& b) {
 // A message of `type` with every field its kind uses set to something non-default.
 Message sample(MessageType type) {
   Message m{.type = type, .from = 3, .to = 1, .term = 7, .index = 41, .log_term = 6,
-            .commit = 40, .reject = true, .reject_hint = 39, .context = 99, .transfer = true};
+            .commit = 40, .reject = true, .reject_hint = 39, .context = 99, .lease_round = 7,
+            .transfer = true};
   if (type == MessageType::kAppend) {
     m.reject = false;
     m.entries.push_back(Entry{6, 42, EntryType::kNormal, std::string("a\0b", 3)});

@@ -22,6 +22,15 @@ std::unique_ptr<MemStorage> log_with_terms(std::vector<Term> terms, Term current
   return s;
 }
 
+// Ticks every node of `c` through its first election timeout, in which it votes for
+// nobody, cut off from the others so that nobody is elected meanwhile (a pre-vote that
+// fails leaves no trace).
+void pass_start_quiet(TestCluster& c) {
+  for (NodeId id : c.ids()) c.isolate(id);
+  c.tick_all(10);
+  c.heal();
+}
+
 std::vector<Term> log_terms(const RaftNode& n) {
   std::vector<Term> out;
   for (Index i = n.storage().first_index(); i <= n.storage().last_index(); ++i) {
@@ -74,6 +83,7 @@ TEST_CASE("raft/replication: a follower's conflicting suffix is replaced") {
   c.reset_node(1, log_with_terms({1, 2, 2, 4}, 4));
   c.reset_node(2, log_with_terms({1, 2, 3, 3, 3, 3}, 3));
   c.reset_node(3, log_with_terms({1}, 1));
+  pass_start_quiet(c);
   // Node 1's last term (4) beats node 2's (3): it is the only possible winner.
   c.tick(1, 25);
   REQUIRE(c.node(1).role() == Role::kLeader);
@@ -95,6 +105,7 @@ TEST_CASE("raft/replication: entries of an old term commit only behind one of th
   c.reset_node(1, log_with_terms({1, 2}, 4));
   c.reset_node(2, log_with_terms({1}, 4));
   c.reset_node(3, log_with_terms({1}, 4));
+  pass_start_quiet(c);
   c.cut(1, 2);
   bool saw_old_entry_alone = false;
   c.observer = [&] {
@@ -446,6 +457,84 @@ TEST_CASE("raft/transfer: leadership moves to the chosen voter") {
   CHECK(c.node(target).role() == Role::kLeader);
   CHECK(c.node(target).term() == term + 1);
   CHECK(c.node(l).role() == Role::kFollower);
+}
+
+TEST_CASE("raft/lease: a quorum's answer to a heartbeat starts it, it ends lease_ticks later") {
+  TestCluster c(3);
+  NodeId l = c.elect();
+  c.tick(l);  // a heartbeat round, answered by both followers
+  REQUIRE(c.node(l).holds_lease());
+  const uint64_t start = *c.node(l).lease_start_tick();
+  CHECK(start == c.node(l).ticks());
+  c.isolate(l);
+  const int lease = c.node(l).lease_ticks();
+  REQUIRE(lease == 8);
+  c.tick(l, lease - 1);
+  CHECK(c.node(l).holds_lease());
+  CHECK(*c.node(l).lease_start_tick() == start);  // rounds nobody answered start none
+  c.tick(l);
+  CHECK_FALSE(c.node(l).holds_lease());
+  CHECK(c.node(l).role() == Role::kLeader);  // check-quorum has not deposed it yet
+  // One follower's answer is a quorum with the leader's own.
+  c.heal();
+  c.cut(l, l == 1 ? 2 : 1);
+  c.tick(l);
+  CHECK(c.node(l).holds_lease());
+}
+
+TEST_CASE("raft/lease: no other node is elected while the leader's lease holds") {
+  TestCluster c(3);
+  NodeId l = c.elect();
+  c.tick(l);
+  REQUIRE(c.node(l).holds_lease());
+  c.isolate(l);
+  int held = 0;
+  NodeId next = kNoNode;
+  for (int i = 0; i < 200 && next == kNoNode; ++i) {
+    c.tick_all();
+    for (NodeId id : c.ids()) {
+      if (id != l && c.node(id).role() == Role::kLeader) next = id;
+    }
+    if (next != kNoNode) {
+      CHECK_FALSE(c.node(l).holds_lease());
+    } else if (c.node(l).holds_lease()) {
+      ++held;
+    }
+  }
+  CHECK(next != kNoNode);
+  CHECK(held == c.node(l).lease_ticks() - 1);
+}
+
+TEST_CASE("raft/lease: a voter that just started votes for nobody for an election timeout") {
+  // It may have answered the leader's heartbeat just before it stopped.
+  TestCluster c(3);
+  NodeId l = c.elect();
+  c.tick(l);
+  NodeId restarted = l == 1 ? 2 : 1;
+  NodeId candidate = 6 - l - restarted;
+  c.crash(restarted);
+  c.isolate(l);
+  c.tick(candidate, 40);  // campaigns again and again; the restarted node ignores it
+  CHECK(c.node(candidate).role() != Role::kLeader);
+  c.tick(restarted, 10);  // then it votes (or, its own timeout up, campaigns itself)
+  for (int i = 0; i < 40; ++i) {
+    c.tick(candidate);
+    c.tick(restarted);
+  }
+  CHECK((c.node(candidate).role() == Role::kLeader || c.node(restarted).role() == Role::kLeader));
+}
+
+TEST_CASE("raft/lease: a leadership transfer ends it") {
+  TestCluster c(3);
+  NodeId l = c.elect();
+  c.tick(l);
+  REQUIRE(c.node(l).holds_lease());
+  NodeId target = l == 1 ? 2 : 1;
+  c.isolate(target);  // the transfer cannot complete, and it keeps the lease void
+  REQUIRE(c.node(l).transfer_leadership(target).has_value());
+  CHECK_FALSE(c.node(l).holds_lease());
+  c.tick(l);
+  CHECK_FALSE(c.node(l).holds_lease());
 }
 
 TEST_CASE("raft/read_index: a read completes only after a quorum confirms the leader") {
