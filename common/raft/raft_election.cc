@@ -104,9 +104,20 @@ void RaftNode::campaign(bool pre_vote, bool transfer) {
   }
 }
 
+bool RaftNode::refuses_votes(const Message& m) const {
+  // Whatever term this node has learnt since (a later term can reach it in a message
+  // that names no leader), and also when it just started: it may have answered a
+  // heartbeat before it stopped. A transfer is the leader's own wish.
+  return !m.transfer && leader_heard_elapsed_ < config_.election_ticks;
+}
+
 void RaftNode::handle_vote_request(const Message& m) {
   bool pre = m.type == MessageType::kPreVote;
   MessageType resp = pre ? MessageType::kPreVoteResp : MessageType::kVoteResp;
+  if (refuses_votes(m)) {
+    send(Message{.type = resp, .to = m.from, .term = term_, .reject = true});
+    return;
+  }
   // A pre-vote for a later term is judged on the log alone: granting it binds nothing.
   bool can_vote = vote_ == m.from || (vote_ == kNoNode && leader_ == kNoNode) ||
                   (pre && m.term > term_);
@@ -140,6 +151,7 @@ void RaftNode::handle_vote_response(const Message& m) {
 
 void RaftNode::tick() {
   ++ticks_;
+  ++leader_heard_elapsed_;
   if (role_ == Role::kLeader) {
     tick_leader();
     return;
@@ -162,6 +174,7 @@ bool RaftNode::quorum_active() {
 }
 
 void RaftNode::tick_leader() {
+  leader_heard_elapsed_ = 0;  // a leader hears itself
   election_elapsed_ += 1;
   heartbeat_elapsed_ += 1;
   if (transferee_ != kNoNode && ++transfer_elapsed_ >= config_.election_ticks) {

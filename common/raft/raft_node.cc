@@ -67,13 +67,8 @@ void RaftNode::step(const Message& m) {
     if (vote_request) {
       // Check-quorum lease: while we hear from a leader, a higher-term vote request
       // comes from a node that is partitioned or removed; ignoring it keeps that
-      // node from deposing a healthy leader. A transfer is the leader's own wish.
-      // A node that just started may have answered a leader's heartbeat before it
-      // stopped: it waits as long, so that the leader's lease holds (lease_start_tick).
-      const bool just_started = ticks_ < static_cast<uint64_t>(config_.election_ticks);
-      bool in_lease = (leader_ != kNoNode || just_started) &&
-                      election_elapsed_ < config_.election_ticks;
-      if (in_lease && !m.transfer) return;
+      // node from deposing a healthy leader (and keeps the leader's lease).
+      if (refuses_votes(m)) return;
     }
     bool pre_vote_granted = m.type == MessageType::kPreVoteResp && !m.reject;
     if (m.type != MessageType::kPreVote && !pre_vote_granted) {
@@ -118,6 +113,7 @@ void RaftNode::step(const Message& m) {
   if (role_ != Role::kFollower) become_follower(term_, m.from);
   leader_ = m.from;
   election_elapsed_ = 0;
+  leader_heard_elapsed_ = 0;
   switch (m.type) {
     case MessageType::kAppend: handle_append(m); break;
     case MessageType::kHeartbeat: handle_heartbeat(m); break;

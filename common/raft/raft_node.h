@@ -191,6 +191,9 @@ class RaftNode {
   void become_candidate();
   void become_leader();
   void campaign(bool pre_vote, bool transfer);
+  // Whether a (pre-)vote request falls within the check-quorum lease (see
+  // leader_heard_elapsed_), which only a leadership transfer's campaign passes.
+  bool refuses_votes(const Message& m) const;
   void handle_vote_request(const Message& m);
   void handle_vote_response(const Message& m);
   void reset_election_timer();
@@ -243,6 +246,9 @@ class RaftNode {
   NodeId leader_ = kNoNode;
 
   uint64_t ticks_ = 0;
+  // Ticks since this node last heard from a leader of its term (or led, or started):
+  // it votes for nobody within an election timeout of that (refuses_votes).
+  int leader_heard_elapsed_ = 0;
   int election_elapsed_ = 0;
   int heartbeat_elapsed_ = 0;
   int randomized_timeout_ = 0;

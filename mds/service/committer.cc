@@ -159,6 +159,7 @@ awaitable<void> Committer::replicate_groups() {
     auto logged = read_counter(projected_, kLogIndex);
     if (!logged) {
       for (auto& p : flight->group) p->result = logged.error();
+      flight->early_client = std::string();  // changes nothing: nobody's
       flight->outcome = ok_status();
       settle_flights();
       continue;
@@ -170,6 +171,7 @@ awaitable<void> Committer::replicate_groups() {
       if (p->result) applied.push_back(&p->entry);
     }
     if (applied.empty()) {
+      flight->early_client = std::string();  // changes nothing: nobody's
       flight->outcome = ok_status();  // nothing to propose; replies in order
       settle_flights();
       continue;
@@ -259,8 +261,12 @@ bool only_of(const std::optional<std::string>& early_client, const std::string& 
 }  // namespace
 
 bool Committer::unsettled_only_of(const std::string& client) const {
-  return std::all_of(flights_.begin(), flights_.end(),
-                     [&](const auto& f) { return only_of(f->early_client, client); });
+  // One of the client's groups that is in the log and was not answered early (there was
+  // no lease) may yet be decided again after a failover: the client must not see it.
+  return std::all_of(flights_.begin(), flights_.end(), [&](const auto& f) {
+    return only_of(f->early_client, client) &&
+           (f->early_client->empty() || f->replied_early || !f->appended);
+  });
 }
 
 void Committer::reply_early_in_order() {

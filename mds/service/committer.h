@@ -141,9 +141,11 @@ class Committer {
   // Whether every group decided so far has settled: a reply given now reflects no change
   // that may still be lost. Always true for a single MDS.
   bool settled() const { return flights_.empty(); }
-  // Whether every group in flight holds only `client`'s entries that are answered early
-  // (all of them, but for the newest group while it is being appended): what a read of
-  // `client` may see on top of the committed state. True when none is in flight.
+  // Whether every group in flight holds only `client`'s entries answered early (and the
+  // MDS's own), but for the newest group while it is being appended: what a read of
+  // `client` may see on top of the committed state. True when none is in flight; never
+  // while a group holds another client's entries, nor one of this client's that is in
+  // the log unanswered (it waits for its commit: no lease).
   bool unsettled_only_of(const std::string& client) const;
   // `base`, a reader of the store, with the groups in flight on top: what the leader's
   // reads see. Valid until the next suspension point of the caller.

@@ -277,8 +277,9 @@ TEST_CASE("mds/replicated committer: early replies go to one client at a time, a
   // A new leader applies the resends of several clients in the order they arrive: a
   // client's change decided on another's group in flight waits for the commit.
   // Three replicas, the followers' log syncs held: the leader appends group after group
-  // and none commits. Ticks of 100 ms keep it leading meanwhile (check-quorum).
-  ReplicatedFixture f(3, Duration(100));
+  // and none commits. Ticks of 200 ms: the leader keeps its lease (1.6 s) while they
+  // are appended, and leads (check-quorum: 2 s at least) until they commit.
+  ReplicatedFixture f(3, Duration(200));
   f.committer->set_early_replies([](const proto::MdsLogEntry&) { return true; },
                                  [](const Error&) {});
   std::vector<std::unique_ptr<SyncsHeld>> held;

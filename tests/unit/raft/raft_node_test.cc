@@ -524,6 +524,32 @@ TEST_CASE("raft/lease: a voter that just started votes for nobody for an electio
   CHECK((c.node(candidate).role() == Role::kLeader || c.node(restarted).role() == Role::kLeader));
 }
 
+TEST_CASE("raft/lease: a voter that heard from the leader votes for nobody, whatever term it "
+          "learns meanwhile") {
+  TestCluster c(3);
+  NodeId l = c.elect();
+  c.tick(l);
+  NodeId v = l == 1 ? 2 : 1;
+  NodeId x = 6 - l - v;
+  const Term t = c.node(v).term();
+  // A later term reaches v in a message that names no leader (a refused pre-vote of
+  // its own, answered by a node that has moved on): v takes the term, with no leader.
+  c.node(v).step(Message{.type = MessageType::kPreVoteResp, .from = x, .to = v,
+                         .term = t + 1, .reject = true});
+  REQUIRE(c.node(v).term() == t + 1);
+  REQUIRE(c.node(v).leader() == kNoNode);
+  // x asks for its vote in that term, with a log at least as long as v's.
+  c.node(v).step(Message{.type = MessageType::kVote, .from = x, .to = v, .term = t + 1,
+                         .index = c.node(v).last_index() + 5, .log_term = t + 1});
+  Ready rd = c.node(v).ready();
+  bool granted = false;
+  for (const Message& m : rd.messages) {
+    if (m.type == MessageType::kVoteResp && m.to == x && !m.reject) granted = true;
+  }
+  CHECK_FALSE(granted);
+  CHECK(c.node(l).holds_lease());
+}
+
 TEST_CASE("raft/lease: a leadership transfer ends it") {
   TestCluster c(3);
   NodeId l = c.elect();
