@@ -132,8 +132,8 @@ class RaftNode {
   Status transfer_leadership(NodeId to);
 
   // The leader lease. A voter that heard from the leader refuses to vote for another
-  // candidate for an election timeout (step(): the check-quorum lease), and a node
-  // that just started does so for its first election timeout. So once a quorum has
+  // candidate for an election timeout (refuses_votes: the check-quorum lease), and a
+  // node that just started does so for its first election timeout. So once a quorum has
   // answered a heartbeat round, no other leader can be elected for an election timeout
   // after that round left. lease_start_tick() is the tick (this node's tick() count)
   // at which the newest such round left; unset when this node does not lead, while it

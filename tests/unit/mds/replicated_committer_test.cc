@@ -223,6 +223,16 @@ class SyncsHeld {
   bool open_ = false;
 };
 
+// SyncsHeld on every replica but the leader: none of them answers the leader once it
+// has a group to sync, so nothing commits.
+std::vector<std::unique_ptr<SyncsHeld>> hold_followers_syncs(ReplicatedFixture& f) {
+  std::vector<std::unique_ptr<SyncsHeld>> held;
+  for (auto& r : f.all) {
+    if (&r != f.lead) held.push_back(std::make_unique<SyncsHeld>(*r.pool));
+  }
+  return held;
+}
+
 TEST_CASE("mds/replicated committer: early replies come before the commit, and wait_durable "
           "after it") {
   ReplicatedFixture f;
@@ -282,10 +292,7 @@ TEST_CASE("mds/replicated committer: early replies go to one client at a time, a
   ReplicatedFixture f(3, Duration(200));
   f.committer->set_early_replies([](const proto::MdsLogEntry&) { return true; },
                                  [](const Error&) {});
-  std::vector<std::unique_ptr<SyncsHeld>> held;
-  for (auto& r : f.all) {
-    if (&r != f.lead) held.push_back(std::make_unique<SyncsHeld>(*r.pool));
-  }
+  auto held = hold_followers_syncs(f);
   const std::vector<std::pair<std::string, std::string>> changes = {
       {"a1", "client.a"}, {"b1", "client.b"}, {"a2", "client.a"}};
   std::vector<std::optional<Result<std::string>>> results(changes.size());
@@ -322,10 +329,7 @@ TEST_CASE("mds/replicated committer: no early reply once the leader's Raft lease
   ReplicatedFixture f(3, Duration(200));
   f.committer->set_early_replies([](const proto::MdsLogEntry&) { return true; },
                                  [](const Error&) {});
-  std::vector<std::unique_ptr<SyncsHeld>> held;
-  for (auto& r : f.all) {
-    if (&r != f.lead) held.push_back(std::make_unique<SyncsHeld>(*r.pool));
-  }
+  auto held = hold_followers_syncs(f);
   raft::RaftGroup& group = f.lead->replication->group();
   std::vector<std::optional<Result<std::string>>> results(2);
   f.submit(mkdir_entry("a1", "client.a"), &results[0]);
