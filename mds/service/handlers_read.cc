@@ -117,18 +117,17 @@ Result<proto::Inode> load_for_reply(const KvReader& kv, uint64_t ino, bool with_
 
 awaitable<Result<proto::Inode>> MdsService::read_inode(const std::string& client,
                                                        uint64_t ino, bool with_data) {
-  const KvReader& memory = store_->memory_reader();
-  Result<proto::Inode> fast;
-  if (committer_.unsettled_only_of(client)) {
-    fast = load_for_reply(committer_.projected_view(memory), ino, with_data);
-  } else {
-    co_await groups_settled();
-    fast = load_for_reply(memory, ino, with_data);
-  }
-  if (fast || fast.error().code() != ErrorCode::kWouldBlock) co_return fast;
-  co_await groups_settled();
-  co_return co_await run_blocking(
-      blocking_, [this, ino, with_data] { return load_for_reply(*store_, ino, with_data); });
+  // serve_read's choice of view and its fallback to the pool; the inode comes back
+  // through `found` (the last attempt's, written on the pool when it went there).
+  Result<proto::Inode> found;
+  ReadFn read = [&found, ino, with_data](const KvReader& kv) -> Reply {
+    found = load_for_reply(kv, ino, with_data);
+    if (!found) return unexpected(found.error());
+    return rpc::Reply{};
+  };
+  auto served = co_await serve_read(read, client);
+  if (!served) co_return unexpected(std::move(served).error());
+  co_return std::move(found);
 }
 
 awaitable<MdsService::Reply> MdsService::serve_read(const ReadFn& read,

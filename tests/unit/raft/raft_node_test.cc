@@ -459,10 +459,16 @@ TEST_CASE("raft/transfer: leadership moves to the chosen voter") {
   CHECK(c.node(l).role() == Role::kFollower);
 }
 
+// Elects a leader and has both followers answer its next heartbeat round.
+NodeId elect_with_lease(TestCluster& c) {
+  NodeId l = c.elect();
+  c.tick(l);
+  return l;
+}
+
 TEST_CASE("raft/lease: a quorum's answer to a heartbeat starts it, it ends lease_ticks later") {
   TestCluster c(3);
-  NodeId l = c.elect();
-  c.tick(l);  // a heartbeat round, answered by both followers
+  NodeId l = elect_with_lease(c);
   REQUIRE(c.node(l).holds_lease());
   const uint64_t start = *c.node(l).lease_start_tick();
   CHECK(start == c.node(l).ticks());
@@ -484,8 +490,7 @@ TEST_CASE("raft/lease: a quorum's answer to a heartbeat starts it, it ends lease
 
 TEST_CASE("raft/lease: no other node is elected while the leader's lease holds") {
   TestCluster c(3);
-  NodeId l = c.elect();
-  c.tick(l);
+  NodeId l = elect_with_lease(c);
   REQUIRE(c.node(l).holds_lease());
   c.isolate(l);
   int held = 0;
@@ -508,8 +513,7 @@ TEST_CASE("raft/lease: no other node is elected while the leader's lease holds")
 TEST_CASE("raft/lease: a voter that just started votes for nobody for an election timeout") {
   // It may have answered the leader's heartbeat just before it stopped.
   TestCluster c(3);
-  NodeId l = c.elect();
-  c.tick(l);
+  NodeId l = elect_with_lease(c);
   NodeId restarted = l == 1 ? 2 : 1;
   NodeId candidate = 6 - l - restarted;
   c.crash(restarted);
@@ -527,8 +531,7 @@ TEST_CASE("raft/lease: a voter that just started votes for nobody for an electio
 TEST_CASE("raft/lease: a voter that heard from the leader votes for nobody, whatever term it "
           "learns meanwhile") {
   TestCluster c(3);
-  NodeId l = c.elect();
-  c.tick(l);
+  NodeId l = elect_with_lease(c);
   NodeId v = l == 1 ? 2 : 1;
   NodeId x = 6 - l - v;
   const Term t = c.node(v).term();
@@ -552,8 +555,7 @@ TEST_CASE("raft/lease: a voter that heard from the leader votes for nobody, what
 
 TEST_CASE("raft/lease: a leadership transfer ends it") {
   TestCluster c(3);
-  NodeId l = c.elect();
-  c.tick(l);
+  NodeId l = elect_with_lease(c);
   REQUIRE(c.node(l).holds_lease());
   NodeId target = l == 1 ? 2 : 1;
   c.isolate(target);  // the transfer cannot complete, and it keeps the lease void
